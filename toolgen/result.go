@@ -1,0 +1,35 @@
+package toolgen
+
+// Result is an MCP CallToolResult.
+type Result struct {
+	Content           []Content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	IsError           bool      `json:"isError,omitempty"`
+}
+
+// Content is one MCP content block: text, image, audio or an embedded resource.
+type Content struct {
+	Type     string            `json:"type"` // "text", "image", "audio", "resource"
+	Text     string            `json:"text,omitempty"`
+	Data     string            `json:"data,omitempty"` // base64, image/audio
+	MimeType string            `json:"mimeType,omitempty"`
+	Resource *ResourceContents `json:"resource,omitempty"`
+}
+
+// ResourceContents is the body of an embedded resource content block.
+type ResourceContents struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"` // base64
+}
+
+// TextResult is a successful result with one text block.
+func TextResult(text string) *Result {
+	return &Result{Content: []Content{{Type: "text", Text: text}}}
+}
+
+// ErrorResult is a tool-level failure the model can read and act on.
+func ErrorResult(text string) *Result {
+	return &Result{Content: []Content{{Type: "text", Text: text}}, IsError: true}
+}
