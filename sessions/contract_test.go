@@ -1,0 +1,171 @@
+package sessions
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// contract runs the behaviour every Store implementation must share.
+// newStore returns an empty store with the given limits.
+func contract(t *testing.T, newStore func(t *testing.T, l Limits) Store) {
+	ctx := context.Background()
+	newSession := func(id string) *Session {
+		return &Session{ID: id, ProtocolVersion: "2025-06-18", CreatedAt: time.Now(), LastSeen: time.Now()}
+	}
+
+	t.Run("create get update delete", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		require.NoError(t, s.Create(ctx, newSession("a")))
+		require.ErrorIs(t, s.Create(ctx, newSession("a")), ErrExists)
+		got, err := s.Get(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "2025-06-18", got.ProtocolVersion)
+
+		upd, err := s.Update(ctx, "a", func(s *Session) error { s.LogLevel = "debug"; s.ID = "moved"; return nil })
+		require.NoError(t, err)
+		require.Equal(t, "debug", upd.LogLevel)
+		require.Equal(t, "a", upd.ID)
+		got, err = s.Get(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, "debug", got.LogLevel)
+
+		_, err = s.Update(ctx, "a", func(*Session) error { return fmt.Errorf("refused") })
+		require.EqualError(t, err, "refused")
+
+		require.NoError(t, s.Delete(ctx, "a"))
+		_, err = s.Get(ctx, "a")
+		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, s.Delete(ctx, "a"), ErrNotFound)
+		_, err = s.Append(ctx, "a", []byte("x"))
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+
+	t.Run("returned sessions are copies", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		require.NoError(t, s.Create(ctx, newSession("c")))
+		got, err := s.Get(ctx, "c")
+		require.NoError(t, err)
+		got.LogLevel = "error"
+		again, err := s.Get(ctx, "c")
+		require.NoError(t, err)
+		require.Empty(t, again.LogLevel)
+	})
+
+	t.Run("idle sessions expire and touched ones live", func(t *testing.T) {
+		ttl := 300 * time.Millisecond
+		s := newStore(t, Limits{TTL: ttl})
+		require.NoError(t, s.Create(ctx, newSession("idle")))
+		require.NoError(t, s.Create(ctx, newSession("busy")))
+		deadline := time.Now().Add(3 * ttl)
+		for time.Now().Before(deadline) {
+			require.NoError(t, s.Touch(ctx, "busy", time.Now()))
+			time.Sleep(ttl / 6)
+		}
+		_, err := s.Get(ctx, "idle")
+		require.ErrorIs(t, err, ErrNotFound)
+		_, err = s.Get(ctx, "busy")
+		require.NoError(t, err)
+	})
+
+	t.Run("event log orders, resumes and bounds", func(t *testing.T) {
+		s := newStore(t, Limits{MaxEvents: 3})
+		require.NoError(t, s.Create(ctx, newSession("e")))
+		last, err := s.LastEventID(ctx, "e")
+		require.NoError(t, err)
+		require.Empty(t, last)
+
+		var ids []string
+		for i := range 5 {
+			id, err := s.Append(ctx, "e", fmt.Appendf(nil, "m%d", i))
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		require.Len(t, dedupe(ids), 5, "event ids must be unique")
+		last, err = s.LastEventID(ctx, "e")
+		require.NoError(t, err)
+		require.Equal(t, ids[4], last)
+
+		all, err := s.ReadAfter(ctx, "e", "", 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{"m2", "m3", "m4"}, datas(all))
+
+		after, err := s.ReadAfter(ctx, "e", ids[2], 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{"m3", "m4"}, datas(after))
+		require.Equal(t, ids[3], after[0].ID)
+
+		one, err := s.ReadAfter(ctx, "e", ids[1], 1)
+		require.NoError(t, err)
+		require.Equal(t, []string{"m2"}, datas(one))
+
+		none, err := s.ReadAfter(ctx, "e", ids[4], 0)
+		require.NoError(t, err)
+		require.Empty(t, none)
+
+		_, err = s.ReadAfter(ctx, "e", ids[0], 0)
+		require.ErrorIs(t, err, ErrEventGone, "a cursor older than the log must not leave a silent gap")
+		_, err = s.ReadAfter(ctx, "e", "not-an-id", 0)
+		require.ErrorIs(t, err, ErrBadEventID)
+	})
+
+	t.Run("logs are per session", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		require.NoError(t, s.Create(ctx, newSession("x")))
+		require.NoError(t, s.Create(ctx, newSession("y")))
+		_, err := s.Append(ctx, "x", []byte("for-x"))
+		require.NoError(t, err)
+		evs, err := s.ReadAfter(ctx, "y", "", 0)
+		require.NoError(t, err)
+		require.Empty(t, evs)
+		require.NoError(t, s.Delete(ctx, "x"))
+		require.NoError(t, s.Create(ctx, newSession("x")))
+		evs, err = s.ReadAfter(ctx, "x", "", 0)
+		require.NoError(t, err)
+		require.Empty(t, evs, "a deleted session's log must go with it")
+	})
+}
+
+func datas(evs []Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(e.Data)
+	}
+	return out
+}
+
+func dedupe(ids []string) map[string]bool {
+	m := map[string]bool{}
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+func TestMemoryContract(t *testing.T) {
+	contract(t, func(t *testing.T, l Limits) Store { return NewMemory(l) })
+}
+
+func TestMemoryEventAge(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory(Limits{MaxEventAge: time.Minute})
+	now := time.Now()
+	m.now = func() time.Time { return now }
+	require.NoError(t, m.Create(ctx, &Session{ID: "s"}))
+	first, err := m.Append(ctx, "s", []byte("old"))
+	require.NoError(t, err)
+	now = now.Add(2 * time.Minute)
+	_, err = m.Append(ctx, "s", []byte("new"))
+	require.NoError(t, err)
+	evs, err := m.ReadAfter(ctx, "s", "", 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"new"}, datas(evs))
+	_, err = m.ReadAfter(ctx, "s", first, 0)
+	require.NoError(t, err, "the event right after the cursor is still there")
+	require.Equal(t, 0, m.Sweep())
+	now = now.Add(time.Hour)
+	require.Equal(t, 1, m.Sweep())
+}

@@ -1,0 +1,75 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Implementations translate their own errors into these at
+// the boundary so that callers can branch with errors.Is.
+var (
+	// ErrNotFound: the session does not exist, ended, or expired.
+	ErrNotFound = errors.New("sessions: not found")
+	// ErrExists: Create was called with an id already in use.
+	ErrExists = errors.New("sessions: already exists")
+	// ErrEventGone: a Last-Event-ID names an event older than the retained log.
+	ErrEventGone = errors.New("sessions: event no longer retained")
+	// ErrBadEventID: a Last-Event-ID that this store never produced.
+	ErrBadEventID = errors.New("sessions: malformed event id")
+	// ErrUnavailable: the backing store cannot be reached.
+	ErrUnavailable = errors.New("sessions: store unavailable")
+)
+
+// Session is one session-era client's record.
+type Session struct {
+	ID              string          `json:"id"`
+	ProtocolVersion string          `json:"v"`
+	ClientInfo      json.RawMessage `json:"ci,omitempty"`
+	Capabilities    json.RawMessage `json:"cc,omitempty"`
+	Principal       string          `json:"p,omitempty"`
+	// LogLevel is the level set by logging/setLevel; empty means not set.
+	LogLevel    string    `json:"ll,omitempty"`
+	Initialized bool      `json:"in,omitempty"`
+	CreatedAt   time.Time `json:"ca"`
+	// LastSeen is refreshed lazily (see Store.Touch); with the TTL it decides expiry.
+	LastSeen time.Time `json:"ls"`
+}
+
+// Event is one message on a session's push stream.
+type Event struct {
+	// ID is the SSE event id: unique within the session and ordered.
+	ID   string
+	Data []byte
+}
+
+// Store keeps session records and their push-stream event logs.
+// Every method is safe for concurrent use.
+type Store interface {
+	// Create stores a new session. The session expires when it has not been
+	// touched for the store's TTL.
+	Create(ctx context.Context, s *Session) error
+	// Get returns a copy of the session, or ErrNotFound.
+	Get(ctx context.Context, id string) (*Session, error)
+	// Update applies fn to the stored session atomically and stores the result.
+	Update(ctx context.Context, id string, fn func(*Session) error) (*Session, error)
+	// Touch marks the session as used at now, extending its life by the TTL.
+	Touch(ctx context.Context, id string, now time.Time) error
+	// Delete ends the session and drops its event log. Deleting an unknown
+	// session returns ErrNotFound.
+	Delete(ctx context.Context, id string) error
+
+	// Append adds a message to the session's push-stream log and returns its
+	// event id. The log is bounded; the oldest events fall off.
+	Append(ctx context.Context, id string, data []byte) (string, error)
+	// ReadAfter returns up to max events after the event id after (all retained
+	// events when after is empty), oldest first. An after older than the log
+	// returns ErrEventGone.
+	ReadAfter(ctx context.Context, id string, after string, max int) ([]Event, error)
+	// LastEventID returns the id of the newest event, or "" for an empty log.
+	LastEventID(ctx context.Context, id string) (string, error)
+
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
