@@ -1,0 +1,520 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// config is everything the binary can be told. Every field is set through
+// one entry of the options table below, from a flag, an environment
+// variable or a key of the YAML file, in that order of precedence.
+type config struct {
+	ConfigFile string
+
+	OpenAPI   string
+	Upstream  string
+	Demo      bool
+	Listen    string
+	MountPath string
+	RedisURL  string
+
+	AllowedOrigins       []string
+	AllowedHosts         []string
+	SessionTTL           time.Duration
+	SessionDelete        bool
+	SSEKeepAlive         time.Duration
+	PageSize             int
+	MaxBodyBytes         int64
+	ShutdownGrace        time.Duration
+	LogLevel             string
+	LogFormat            string
+	Include, Exclude     []string
+	MaxDescription       int
+	OpenAPITimeout       time.Duration
+	OpenAPIMaxBytes      int64
+	BackendTimeout       time.Duration
+	BackendMaxResponse   int64
+	BackendHeaders       map[string]string
+	BackendAPIKeys       map[string]string
+	BackendBearerToken   string
+	BackendBearerFile    string
+	BackendBearerAlways  bool
+}
+
+// option is one configuration key. raw values are strings from flags and
+// env, or YAML-decoded values (string, int, bool, []any, map[string]any).
+type option struct {
+	key   string // YAML key; flag is the key with - for _, env is MCPGW_ + upper key
+	def   string // default, as documented
+	usage string
+	set   func(c *config, raw any) error
+	// bool flags take no value on the command line.
+	isBool bool
+	// repeat: the flag may be given more than once (lists and maps).
+	repeat bool
+	// noYAML: the key cannot come from the YAML file (the file's own path).
+	noYAML bool
+}
+
+func (o option) flagName() string { return strings.ReplaceAll(o.key, "_", "-") }
+func (o option) envName() string  { return "MCPGW_" + strings.ToUpper(o.key) }
+
+var options = []option{
+	{key: "config", usage: "YAML configuration file; flags and env override its keys", noYAML: true,
+		set: str(func(c *config) *string { return &c.ConfigFile })},
+	{key: "openapi", usage: "file path or http(s) URL of the backend's OpenAPI document (2.0, 3.0 or 3.1, JSON or YAML)",
+		set: str(func(c *config) *string { return &c.OpenAPI })},
+	{key: "upstream", usage: "backend base URL (default: the document's first server URL)",
+		set: urlValue(func(c *config) *string { return &c.Upstream })},
+	{key: "demo", def: "false", isBool: true, usage: "serve a bundled sample REST backend in-process on loopback (needs no --openapi)",
+		set: boolean(func(c *config) *bool { return &c.Demo })},
+	{key: "listen", def: "127.0.0.1:8080", usage: "listen address host:port",
+		set: hostPort(func(c *config) *string { return &c.Listen })},
+	{key: "mount_path", def: "/mcp", usage: "path the MCP endpoint is served on",
+		set: path(func(c *config) *string { return &c.MountPath })},
+	{key: "redis_url", usage: "Redis URL for shared state across replicas; empty means the embedded in-memory store (one replica)",
+		set: str(func(c *config) *string { return &c.RedisURL })},
+	{key: "allowed_origins", repeat: true, usage: "Origin values browsers may send (comma-separated; * for any); empty means loopback origins when listening on loopback",
+		set: list(func(c *config) *[]string { return &c.AllowedOrigins })},
+	{key: "allowed_hosts", repeat: true, usage: "extra Host names accepted when listening on loopback (DNS-rebinding protection)",
+		set: list(func(c *config) *[]string { return &c.AllowedHosts })},
+	{key: "session_ttl", def: "30m", usage: "idle lifetime of a session",
+		set: duration(func(c *config) *time.Duration { return &c.SessionTTL })},
+	{key: "session_delete", def: "true", isBool: true, usage: "let clients end sessions with DELETE (false: 405)",
+		set: boolean(func(c *config) *bool { return &c.SessionDelete })},
+	{key: "sse_keepalive", def: "15s", usage: "interval of keep-alive comments on idle SSE streams (0 disables)",
+		set: duration(func(c *config) *time.Duration { return &c.SSEKeepAlive })},
+	{key: "page_size", def: "100", usage: "tools per tools/list page",
+		set: positiveInt(func(c *config) *int { return &c.PageSize })},
+	{key: "max_body_bytes", def: "4MiB", usage: "largest accepted POST body (413 beyond)",
+		set: size(func(c *config) *int64 { return &c.MaxBodyBytes })},
+	{key: "shutdown_grace", def: "15s", usage: "how long in-flight calls may finish after SIGTERM/SIGINT",
+		set: duration(func(c *config) *time.Duration { return &c.ShutdownGrace })},
+	{key: "log_level", def: "info", usage: "gateway log level: debug, info, warn, error",
+		set: oneOf([]string{"debug", "info", "warn", "error"}, func(c *config) *string { return &c.LogLevel })},
+	{key: "log_format", def: "text", usage: "gateway log format: text or json",
+		set: oneOf([]string{"text", "json"}, func(c *config) *string { return &c.LogFormat })},
+	{key: "include", repeat: true, usage: "keep only operations matching these globs over operationId, tag or path (comma-separated)",
+		set: list(func(c *config) *[]string { return &c.Include })},
+	{key: "exclude", repeat: true, usage: "drop operations matching these globs over operationId, tag or path (comma-separated)",
+		set: list(func(c *config) *[]string { return &c.Exclude })},
+	{key: "max_description", def: "1024", usage: "longest tool description in characters",
+		set: positiveInt(func(c *config) *int { return &c.MaxDescription })},
+	{key: "openapi_timeout", def: "30s", usage: "timeout for fetching the OpenAPI document and its external $refs",
+		set: duration(func(c *config) *time.Duration { return &c.OpenAPITimeout })},
+	{key: "openapi_max_bytes", def: "64MiB", usage: "largest OpenAPI document (or referenced file) accepted",
+		set: size(func(c *config) *int64 { return &c.OpenAPIMaxBytes })},
+	{key: "backend_timeout", def: "30s", usage: "timeout of one backend call",
+		set: duration(func(c *config) *time.Duration { return &c.BackendTimeout })},
+	{key: "backend_max_response_bytes", def: "10MiB", usage: "largest backend response read; larger ones are a tool error",
+		set: size(func(c *config) *int64 { return &c.BackendMaxResponse })},
+	{key: "backend_headers", repeat: true, usage: "static headers sent to the backend: Name=value (comma-separated in env; a YAML map)",
+		set: kv(func(c *config) *map[string]string { return &c.BackendHeaders })},
+	{key: "backend_api_keys", repeat: true, usage: "API keys by security scheme name: scheme=value, placed where the scheme says (header, query or cookie)",
+		set: kv(func(c *config) *map[string]string { return &c.BackendAPIKeys })},
+	{key: "backend_bearer_token", usage: "bearer token for operations secured by http bearer, oauth2 or openIdConnect schemes",
+		set: str(func(c *config) *string { return &c.BackendBearerToken })},
+	{key: "backend_bearer_token_file", usage: "file holding the bearer token (read at start); conflicts with backend_bearer_token",
+		set: str(func(c *config) *string { return &c.BackendBearerFile })},
+	{key: "backend_bearer_always", def: "false", isBool: true, usage: "send the bearer token on every backend call, also to operations with no declared security",
+		set: boolean(func(c *config) *bool { return &c.BackendBearerAlways })},
+}
+
+// configError names the bad key and why; main prints it on one line and
+// exits with status 2.
+type configError struct {
+	key    string
+	source string
+	reason string
+}
+
+func (e *configError) Error() string {
+	return fmt.Sprintf("invalid configuration: %s (%s): %s", e.key, e.source, e.reason)
+}
+
+// loadConfig builds the configuration from defaults, the YAML file, the
+// environment and the command line, in rising precedence.
+func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (*config, *flag.FlagSet, error) {
+	c := &config{}
+	for _, o := range options {
+		if o.def != "" {
+			if err := o.set(c, o.def); err != nil {
+				panic(fmt.Sprintf("default of %s: %v", o.key, err))
+			}
+		}
+	}
+
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli := map[string][]string{}
+	for _, o := range options {
+		o := o
+		usage := o.usage + " (env " + o.envName() + ")"
+		if o.isBool {
+			fs.Func(o.flagName(), usage, func(v string) error { cli[o.key] = append(cli[o.key], v); return nil })
+			setBoolFlag(fs, o.flagName())
+			continue
+		}
+		fs.Func(o.flagName(), usage, func(v string) error { cli[o.key] = append(cli[o.key], v); return nil })
+	}
+	fs.Usage = func() { printUsage(stderr, name, fs) }
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, &configError{key: fs.Arg(0), source: "command line", reason: "unexpected argument"}
+	}
+
+	// The file's path itself comes from the flag or env only.
+	file := getenv("MCPGW_CONFIG")
+	if v := cli["config"]; len(v) > 0 {
+		file = v[len(v)-1]
+	}
+	if file != "" {
+		if err := applyYAML(c, file); err != nil {
+			return nil, nil, err
+		}
+		c.ConfigFile = file
+	}
+	for _, o := range options {
+		if v := getenv(o.envName()); v != "" && !o.noYAML {
+			if err := o.set(c, v); err != nil {
+				return nil, nil, &configError{key: o.envName(), source: "environment", reason: err.Error()}
+			}
+		}
+	}
+	for _, o := range options {
+		vals, ok := cli[o.key]
+		if !ok || o.noYAML {
+			continue
+		}
+		if o.repeat {
+			// Repeated flags add up: --backend-headers A=1 --backend-headers B=2.
+			if err := o.set(c, strings.Join(vals, "\x00")); err != nil {
+				return nil, nil, &configError{key: "--" + o.flagName(), source: "command line", reason: err.Error()}
+			}
+			continue
+		}
+		if err := o.set(c, vals[len(vals)-1]); err != nil {
+			return nil, nil, &configError{key: "--" + o.flagName(), source: "command line", reason: err.Error()}
+		}
+	}
+	return c, fs, c.validate()
+}
+
+// validate checks what no single key can check alone.
+func (c *config) validate() error {
+	switch {
+	case c.Demo && c.OpenAPI != "":
+		return &configError{key: "demo", source: "combined", reason: "--demo serves its own document; do not also set openapi"}
+	case c.Demo && c.Upstream != "":
+		return &configError{key: "demo", source: "combined", reason: "--demo serves its own backend; do not also set upstream"}
+	case !c.Demo && c.OpenAPI == "":
+		return &configError{key: "openapi", source: "combined", reason: "required (or use --demo)"}
+	case c.BackendBearerToken != "" && c.BackendBearerFile != "":
+		return &configError{key: "backend_bearer_token_file", source: "combined", reason: "set either backend_bearer_token or backend_bearer_token_file, not both"}
+	case c.RedisURL != "":
+		return &configError{key: "redis_url", source: "combined", reason: "Redis-backed state is not available in this build yet; leave it empty for the in-memory store"}
+	}
+	return nil
+}
+
+// applyYAML reads the configuration file. Unknown keys are errors.
+func applyYAML(c *config, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return &configError{key: "config", source: file, reason: "cannot read: " + errors.Unwrap(err).Error()}
+	}
+	var doc map[string]any
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return &configError{key: "config", source: file, reason: "not valid YAML: " + err.Error()}
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		i := slices.IndexFunc(options, func(o option) bool { return o.key == k && !o.noYAML })
+		if i < 0 {
+			return &configError{key: k, source: file, reason: "unknown key"}
+		}
+		if doc[k] == nil {
+			continue
+		}
+		if err := options[i].set(c, doc[k]); err != nil {
+			return &configError{key: k, source: file, reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// Value parsers: each accepts a string (flag or env) or a YAML value.
+
+func scalar(raw any) (string, error) {
+	switch v := raw.(type) {
+	case string:
+		return v, nil
+	case int, int64, float64, bool:
+		return fmt.Sprint(v), nil
+	}
+	return "", fmt.Errorf("must be a single value, not %T", raw)
+}
+
+func str(field func(*config) *string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		*field(c) = s
+		return nil
+	}
+}
+
+func urlValue(field func(*config) *string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		if s != "" {
+			u, err := url.Parse(s)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("must be an http(s) URL with a host, got %q", s)
+			}
+		}
+		*field(c) = s
+		return nil
+	}
+}
+
+func hostPort(field func(*config) *string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+			return fmt.Errorf("must be host:port, got %q", s)
+		}
+		*field(c) = s
+		return nil
+	}
+}
+
+func path(field func(*config) *string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "?#* ") {
+			return fmt.Errorf("must be a URL path starting with /, got %q", s)
+		}
+		*field(c) = s
+		return nil
+	}
+}
+
+func boolean(field func(*config) *bool) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("must be true or false, got %q", s)
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+func duration(field func(*config) *time.Duration) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("must be a duration such as 30s or 5m, got %q", s)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func positiveInt(field func(*config) *int) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("must be a positive whole number, got %q", s)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+// size parses byte sizes: 1048576, 512KiB, 4MiB, 1GiB (also KB/MB/GB as
+// powers of 1000).
+func size(field func(*config) *int64) func(*config, any) error {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}}
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		num, mult := strings.TrimSpace(s), int64(1)
+		for _, u := range units {
+			if strings.HasSuffix(num, u.suffix) {
+				num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
+				break
+			}
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("must be a positive size such as 4MiB or 1048576, got %q", s)
+		}
+		*field(c) = n * mult
+		return nil
+	}
+}
+
+func oneOf(allowed []string, field func(*config) *string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(allowed, s) {
+			return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), s)
+		}
+		*field(c) = s
+		return nil
+	}
+}
+
+// splitList splits a flag/env list: commas, or NULs between repeated flags.
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == 0 }) {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func list(field func(*config) *[]string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		var out []string
+		switch v := raw.(type) {
+		case []any:
+			for _, item := range v {
+				s, err := scalar(item)
+				if err != nil {
+					return fmt.Errorf("list items must be strings: %w", err)
+				}
+				out = append(out, s)
+			}
+		default:
+			s, err := scalar(raw)
+			if err != nil {
+				return err
+			}
+			out = splitList(s)
+		}
+		*field(c) = out
+		return nil
+	}
+}
+
+// kv parses Name=value pairs. In flags and env they are comma-separated
+// with values URL-decoded (so a value can hold %2C for a comma), as in
+// OTEL_EXPORTER_OTLP_HEADERS; in YAML they are a map.
+func kv(field func(*config) *map[string]string) func(*config, any) error {
+	return func(c *config, raw any) error {
+		out := map[string]string{}
+		switch v := raw.(type) {
+		case map[string]any:
+			for k, val := range v {
+				s, err := scalar(val)
+				if err != nil {
+					return fmt.Errorf("value of %q: %w", k, err)
+				}
+				out[k] = s
+			}
+		default:
+			s, err := scalar(raw)
+			if err != nil {
+				return err
+			}
+			for _, pair := range splitList(s) {
+				k, val, ok := strings.Cut(pair, "=")
+				k = strings.TrimSpace(k)
+				if !ok || k == "" {
+					return fmt.Errorf("must be Name=value pairs, got %q", pair)
+				}
+				dec, err := url.QueryUnescape(strings.TrimSpace(val))
+				if err != nil {
+					return fmt.Errorf("value of %q is not URL-encoded correctly", k)
+				}
+				out[k] = dec
+			}
+		}
+		*field(c) = out
+		return nil
+	}
+}
+
+// setBoolFlag lets "--demo" stand alone, like flag.Bool does.
+func setBoolFlag(fs *flag.FlagSet, name string) {
+	f := fs.Lookup(name)
+	f.Value = boolFlag{f.Value}
+}
+
+type boolFlag struct{ flag.Value }
+
+func (boolFlag) IsBoolFlag() bool { return true }
+
+func printUsage(w io.Writer, name string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s [flags]\n       %s tools --openapi DOC [--format json|table] [flags]\n\n", name, name)
+	fmt.Fprintln(w, "Serves MCP (every revision, one endpoint) in front of a REST backend described by OpenAPI.")
+	fmt.Fprintln(w, "Precedence: flags > environment > YAML file (--config) > defaults.")
+	fmt.Fprintln(w)
+	for _, o := range options {
+		def := ""
+		if o.def != "" {
+			def = " (default " + o.def + ")"
+		}
+		fmt.Fprintf(w, "  --%s\n        %s%s\n        env %s", o.flagName(), o.usage, def, o.envName())
+		if !o.noYAML {
+			fmt.Fprintf(w, ", YAML key %s", o.key)
+		}
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gw.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, _, err := loadConfig("t", []string{"--demo"}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8080", c.Listen)
+	require.Equal(t, "/mcp", c.MountPath)
+	require.Equal(t, 30*time.Minute, c.SessionTTL)
+	require.True(t, c.SessionDelete)
+	require.Equal(t, int64(4<<20), c.MaxBodyBytes)
+	require.Equal(t, 100, c.PageSize)
+}
+
+func TestConfigPrecedenceFlagsOverEnvOverFile(t *testing.T) {
+	file := writeFile(t, "openapi: from-file.yaml\nlisten: 127.0.0.1:1111\npage_size: 7\nsession_ttl: 1m\nbackend_headers: {X-A: one, X-B: two}\ninclude: [a*, b*]\n")
+	c, _, err := loadConfig("t", []string{"--config", file, "--listen", "127.0.0.1:3333"},
+		env(map[string]string{"MCPGW_LISTEN": "127.0.0.1:2222", "MCPGW_PAGE_SIZE": "9"}), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, "from-file.yaml", c.OpenAPI)
+	require.Equal(t, "127.0.0.1:3333", c.Listen, "flag beats env and file")
+	require.Equal(t, 9, c.PageSize, "env beats file")
+	require.Equal(t, time.Minute, c.SessionTTL, "file beats default")
+	require.Equal(t, map[string]string{"X-A": "one", "X-B": "two"}, c.BackendHeaders)
+	require.Equal(t, []string{"a*", "b*"}, c.Include)
+}
+
+func TestConfigListsAndMapsFromFlagsAndEnv(t *testing.T) {
+	c, _, err := loadConfig("t", []string{"--demo", "--backend-headers", "X-A=1", "--backend-headers", "X-B=a%2Cb", "--exclude", "x,y"},
+		env(map[string]string{"MCPGW_ALLOWED_ORIGINS": "https://a.example, https://b.example"}), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"X-A": "1", "X-B": "a,b"}, c.BackendHeaders)
+	require.Equal(t, []string{"x", "y"}, c.Exclude)
+	require.Equal(t, []string{"https://a.example", "https://b.example"}, c.AllowedOrigins)
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		file string
+		want string
+	}{
+		{"no document", nil, nil, "", "openapi"},
+		{"bad listen", []string{"--demo", "--listen", "nope"}, nil, "", "--listen"},
+		{"bad env duration", []string{"--demo"}, map[string]string{"MCPGW_SESSION_TTL": "soon"}, "", "MCPGW_SESSION_TTL"},
+		{"bad size", []string{"--demo", "--max-body-bytes", "lots"}, nil, "", "--max-body-bytes"},
+		{"unknown yaml key", []string{"--demo"}, nil, "demo: true\nlisten_addr: x\n", "listen_addr"},
+		{"bad yaml type", []string{}, nil, "demo: true\npage_size: [1]\n", "page_size"},
+		{"demo and openapi", []string{"--demo", "--openapi", "x.yaml"}, nil, "", "demo"},
+		{"bad upstream", []string{"--openapi", "x", "--upstream", "ftp://x"}, nil, "", "--upstream"},
+		{"bad log level", []string{"--demo", "--log-level", "loud"}, nil, "", "--log-level"},
+		{"bad mount path", []string{"--demo", "--mount-path", "mcp"}, nil, "", "--mount-path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				args = append(args, "--config", writeFile(t, tc.file))
+			}
+			_, _, err := loadConfig("t", args, env(tc.env), &bytes.Buffer{})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			require.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}
+
+func TestInvalidConfigExitsWith2AndOneLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"--demo", "--page-size", "0"}, &out, &errOut, env(nil))
+	require.Equal(t, exitConfig, code)
+	require.Equal(t, 1, strings.Count(errOut.String(), "\n"), errOut.String())
+	require.Contains(t, errOut.String(), "--page-size")
+}
+
+// Every option is documented in the README and the example config.
+func TestEveryOptionIsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	example, err := os.ReadFile("../../configs/gateway.example.yaml")
+	require.NoError(t, err)
+	for _, o := range options {
+		require.Contains(t, string(readme), "`--"+o.flagName()+"`", "README lacks the flag of %s", o.key)
+		require.Contains(t, string(readme), "`"+o.envName()+"`", "README lacks the env of %s", o.key)
+		if !o.noYAML {
+			require.Contains(t, string(readme), "`"+o.key+"`", "README lacks the YAML key %s", o.key)
+			require.Contains(t, string(example), "\n"+o.key+":", "example config lacks %s", o.key)
+		}
+	}
+	// And the example config itself is valid (apart from the document path).
+	c, _, err := loadConfig("t", []string{"--config", "../../configs/gateway.example.yaml"}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, "./openapi.yaml", c.OpenAPI)
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/demo"
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the gateway could not start or serve
+	exitConfig  = 2 // the configuration is invalid
+)
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "tools" {
+		return runTools(ctx, args[1:], stdout, stderr, getenv)
+	}
+	cfg, _, err := loadConfig("mcp-gateway", args, getenv, stderr)
+	if code, done := configExit(err, stderr); done {
+		return code
+	}
+	log := newLogger(stderr, cfg)
+
+	var docData []byte
+	location := cfg.OpenAPI
+	upstream := cfg.Upstream
+	if cfg.Demo {
+		base, stopDemo, err := demo.Start(ctx, "127.0.0.1:0")
+		if err != nil {
+			log.Error("starting the demo backend failed", "err", err)
+			return exitFailure
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = stopDemo(sctx)
+		}()
+		docData, location, upstream = demo.OpenAPI(), "demo/openapi.yaml", base
+		log.Info("demo backend started", "url", base)
+	}
+
+	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitFailure
+	}
+
+	srv, err := gateway.New(gateway.Config{
+		MountPath:            cfg.MountPath,
+		ListenAddr:           cfg.Listen,
+		AllowedOrigins:       cfg.AllowedOrigins,
+		AllowedHosts:         cfg.AllowedHosts,
+		PageSize:             cfg.PageSize,
+		MaxBodyBytes:         cfg.MaxBodyBytes,
+		SSEKeepAlive:         keepAlive(cfg.SSEKeepAlive),
+		SessionTTL:           cfg.SessionTTL,
+		DisableSessionDelete: !cfg.SessionDelete,
+		ServerVersion:        version,
+	}, gateway.Deps{Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitConfig
+	}
+	srv.SetCatalog(*catalog)
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s: %v\n", cfg.Listen, err)
+		return exitFailure
+	}
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(nil),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: SSE streams are long-lived by design.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	url := "http://" + ln.Addr().String() + cfg.MountPath
+	fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, catalog.Tools.Len(), url)
+	log.Info("listening", "url", url, "tools", catalog.Tools.Len(), "document", location)
+
+	runCtx, stopRun := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- srv.Run(runCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- httpSrv.Serve(ln) }()
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", cfg.ShutdownGrace)
+	case err := <-serveDone:
+		log.Error("http server stopped", "err", err)
+		code = exitFailure
+	}
+	// End push streams first (they never finish on their own), then let
+	// in-flight calls finish within the grace period.
+	stopRun()
+	<-runDone
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := httpSrv.Shutdown(sctx); err != nil {
+		log.Warn("grace period over; closing remaining connections", "err", err)
+		_ = httpSrv.Close()
+	}
+	return code
+}
+
+// keepAlive maps the documented "0 disables" onto gateway.Config's negative.
+func keepAlive(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// configExit turns a loadConfig error into the exit status: help is 0, an
+// invalid configuration is one line and 2.
+func configExit(err error, stderr io.Writer) (int, bool) {
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, true
+	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+	} else {
+		// flag parse errors were already printed with usage by the flag set.
+		fmt.Fprintf(stderr, "mcp-gateway: invalid configuration: %v\n", err)
+	}
+	return exitConfig, true
+}
+
+func newLogger(w io.Writer, cfg *config) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// buildCatalog loads the document, generates the tools and prepares the
+// caller; each failure names what failed.
+func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstream string, log *slog.Logger) (*gateway.Catalog, error) {
+	doc, set, err := loadToolSet(ctx, cfg, data, location, log)
+	if err != nil {
+		return nil, err
+	}
+	token := cfg.BackendBearerToken
+	if cfg.BackendBearerFile != "" {
+		b, err := os.ReadFile(cfg.BackendBearerFile)
+		if err != nil {
+			return nil, fmt.Errorf("backend_bearer_token_file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	caller, err := toolgen.NewCaller(doc, toolgen.CallerConfig{
+		BaseURL:          upstream,
+		Timeout:          cfg.BackendTimeout,
+		MaxResponseBytes: cfg.BackendMaxResponse,
+		Headers:          cfg.BackendHeaders,
+		APIKeys:          cfg.BackendAPIKeys,
+		BearerToken:      token,
+		BearerAlways:     cfg.BackendBearerAlways,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
+	}
+	return &gateway.Catalog{Doc: doc, Tools: set, Caller: caller}, nil
+}
+
+// loadToolSet loads the document and generates its tools, logging the
+// document's warnings.
+func loadToolSet(ctx context.Context, cfg *config, data []byte, location string, log *slog.Logger) (*openapi.Document, *toolgen.Set, error) {
+	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes}
+	start := time.Now()
+	var doc *openapi.Document
+	var err error
+	if data != nil {
+		doc, err = openapi.LoadData(ctx, data, location, lopts)
+	} else {
+		doc, err = openapi.Load(ctx, location, lopts)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading OpenAPI document: %w", err)
+	}
+	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription})
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating tools: %w", err)
+	}
+	for _, w := range set.Warnings() {
+		log.Warn("openapi: "+w.Message, "at", w.Location)
+	}
+	log.Info("openapi document loaded", "location", location, "version", doc.SourceVersion,
+		"tools", set.Len(), "warnings", len(set.Warnings()), "elapsed", time.Since(start).Round(time.Millisecond))
+	return doc, set, nil
+}
+
+// runTools prints what tools/list would return, without serving.
+func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	format := "table"
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--format" || a == "-format":
+			if i+1 >= len(args) {
+				fmt.Fprintln(stderr, "mcp-gateway tools: invalid configuration: --format needs json or table")
+				return exitConfig
+			}
+			format = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--format=") || strings.HasPrefix(a, "-format="):
+			format = a[strings.Index(a, "=")+1:]
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if format != "json" && format != "table" {
+		fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: --format must be json or table, got %q\n", format)
+		return exitConfig
+	}
+	cfg, _, err := loadConfig("mcp-gateway tools", rest, getenv, stderr)
+	if code, done := configExit(err, stderr); done {
+		return code
+	}
+	log := newLogger(stderr, cfg)
+	var data []byte
+	location := cfg.OpenAPI
+	if cfg.Demo {
+		data, location = demo.OpenAPI(), "demo/openapi.yaml"
+	}
+	_, set, err := loadToolSet(ctx, cfg, data, location, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
+		return exitFailure
+	}
+	if err := toolgen.Print(stdout, set, format); err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}

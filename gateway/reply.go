@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// replier receives the outcome of one dispatched request.
+type replier interface {
+	finish(id json.RawMessage, result any, err *rpcError)
+	// cancelled is called instead of finish when the request was cancelled:
+	// no response may be sent.
+	cancelled()
+}
+
+// postReply answers one POSTed request. It starts as a plain JSON response
+// and switches to an SSE stream the first time the request has a
+// notification to send before its result: JSON when that is all the call
+// needs, a stream when it needs more.
+type postReply struct {
+	w   http.ResponseWriter
+	srv *Server
+
+	mu   sync.Mutex
+	sse  *sseWriter // non-nil once switched to SSE
+	done bool
+}
+
+func newPostReply(w http.ResponseWriter, s *Server) *postReply {
+	return &postReply{w: w, srv: s}
+}
+
+func (p *postReply) notify(method string, params any) {
+	data, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		p.srv.log.Error("encoding notification failed", "err", err, "method", method)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	if p.sse == nil {
+		p.sse = startSSE(p.w)
+	}
+	_ = p.sse.event("", data) // a gone client is not an error here
+}
+
+func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	if p.sse == nil {
+		p.srv.writeResult(p.w, http.StatusOK, id, result, rerr)
+		return
+	}
+	data, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
+	if err != nil {
+		p.srv.log.Error("encoding response failed", "err", err)
+		data, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInternalError, Message: "Internal error"}})
+	}
+	_ = p.sse.event("", data)
+}
+
+// cancelled ends the exchange without a response: an empty event stream
+// when nothing was sent yet, so the client sees a clean end of stream.
+func (p *postReply) cancelled() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	if p.sse == nil {
+		p.sse = startSSE(p.w)
+	}
+}
+
+// collectReply keeps the response for a batch.
+type collectReply struct{ resp *response }
+
+func (c *collectReply) finish(id json.RawMessage, result any, err *rpcError) {
+	c.resp = &response{JSONRPC: "2.0", ID: id, Result: result, Error: err}
+}
+func (c *collectReply) cancelled() {}
+
+// sseWriter frames Server-Sent Events and flushes each one.
+type sseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func startSSE(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no") // nginx and friends must not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.Flush()
+	return s
+}
+
+// event writes one message. id may be empty (no resumption cursor).
+func (s *sseWriter) event(id string, data []byte) error {
+	buf := make([]byte, 0, len(data)+48)
+	if id != "" {
+		buf = append(buf, "id: "...)
+		buf = append(buf, id...)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// comment writes a keep-alive line that clients ignore.
+func (s *sseWriter) comment(text string) error {
+	if _, err := s.w.Write([]byte(": " + text + "\n\n")); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// retry tells the client how long to wait before reconnecting.
+func (s *sseWriter) retry(ms int) error {
+	if _, err := s.w.Write([]byte("retry: " + strconv.Itoa(ms) + "\n\n")); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// writeResult writes a JSON-RPC response as a plain JSON body.
+func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *rpcError) {
+	if rerr != nil && rerr.status != 0 {
+		status = rerr.status
+	}
+	if result == nil && rerr == nil {
+		result = struct{}{}
+	}
+	writeJSON(w, status, response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
+}
+
+// writeError writes a transport-level rejection with a JSON-RPC error body.
+func (s *Server) writeError(w http.ResponseWriter, status int, id json.RawMessage, rerr *rpcError) {
+	writeJSON(w, status, response{JSONRPC: "2.0", ID: id, Error: rerr})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// sessionTopic is the bus topic that wakes a session's push streams.
+func sessionTopic(sid string) string { return "session:" + sid }
+
+// wakeSession hints every replica's streams of a session to re-read the store.
+func (s *Server) wakeSession(ctx context.Context, sid string) {
+	if err := s.bus.Publish(ctx, sessionTopic(sid), nil); err != nil {
+		s.log.Warn("publishing session wake-up failed", "err", err, "session", sid)
+	}
+}
+
+// sessionSink delivers notifications to a session's push stream (the GET
+// stream): appended to the session's event log, then a wake-up hint.
+type sessionSink struct {
+	srv *Server
+	sid string
+}
+
+func (s *Server) sessionSink(sid string) sink { return sessionSink{srv: s, sid: sid} }
+
+func (k sessionSink) notify(method string, params any) {
+	data, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		k.srv.log.Error("encoding notification failed", "err", err, "method", method)
+		return
+	}
+	ctx := context.Background()
+	if _, err := k.srv.store.Append(ctx, k.sid, data); err != nil {
+		k.srv.log.Warn("appending to session stream failed", "err", err, "session", k.sid)
+		return
+	}
+	k.srv.wakeSession(ctx, k.sid)
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// era is the protocol family of one request.
+type era uint8
+
+const (
+	eraSession   era = 1 << iota // 2025-03-26, 2025-06-18, 2025-11-25
+	eraStateless                 // 2026-07-28
+	eraBoth      = eraSession | eraStateless
+)
+
+// request is everything a method handler may know about one JSON-RPC
+// request. Handlers never see the HTTP exchange; the transport fills this.
+type request struct {
+	ctx     context.Context
+	era     era
+	version string
+	// caps are the client's capabilities: negotiated once per session, or
+	// sent with each stateless request.
+	caps       json.RawMessage
+	clientInfo json.RawMessage
+	// session is nil in the stateless era.
+	session *sessions.Session
+	id      json.RawMessage
+	method  string
+	params  json.RawMessage
+	// logLevel is the lowest level of notifications/message to send.
+	logLevel      logLevel
+	progressToken json.RawMessage
+	// out receives notifications related to this request.
+	out sink
+}
+
+// sink delivers notifications related to one request.
+type sink interface {
+	notify(method string, params any)
+}
+
+// discard is the sink of requests whose notifications have nowhere to go.
+type discard struct{}
+
+func (discard) notify(string, any) {}
+
+// log sends a notifications/message when the request's level allows it.
+func (r *request) log(level logLevel, data any) {
+	if level < r.logLevel || r.out == nil {
+		return
+	}
+	r.out.notify("notifications/message", logMessage{Level: level.String(), Logger: "mcp-gateway", Data: data})
+}
+
+// requestMeta is the part of params._meta the transport reads.
+type requestMeta struct {
+	Meta *struct {
+		ProtocolVersion    *string         `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+		LogLevel           *string         `json:"io.modelcontextprotocol/logLevel"`
+		ProgressToken      json.RawMessage `json:"progressToken"`
+	} `json:"_meta"`
+	// Name and URI are read to check the 2026-07-28 Mcp-Name header.
+	Name *string `json:"name"`
+	URI  *string `json:"uri"`
+}
+
+// readMeta decodes what the transport needs from params. Params that are not
+// an object yield an empty meta; the handler reports them.
+func readMeta(params json.RawMessage) requestMeta {
+	var m requestMeta
+	if len(params) > 0 && params[0] == '{' {
+		_ = json.Unmarshal(params, &m)
+	}
+	return m
+}

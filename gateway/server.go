@@ -1,0 +1,288 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+)
+
+// Config is the gateway's own configuration. Zero values take the defaults
+// noted on each field; New validates it once.
+type Config struct {
+	// MountPath is where MCP is served. Empty means "/mcp".
+	MountPath string
+	// ListenAddr is the address the HTTP server is bound to. The transport
+	// uses it only to decide whether Host must be a loopback name.
+	ListenAddr string
+	// AllowedOrigins lists the Origin values browsers may send ("*" allows
+	// any). Empty means loopback origins when bound to loopback, none
+	// otherwise. A request without Origin is always accepted.
+	AllowedOrigins []string
+	// AllowedHosts lists extra Host names (without port) accepted when bound
+	// to loopback, e.g. a name a local proxy uses.
+	AllowedHosts []string
+	// PageSize is the number of tools per tools/list page. Zero means 100.
+	PageSize int
+	// MaxBodyBytes caps a POST body. Zero means 4 MiB.
+	MaxBodyBytes int64
+	// SSEKeepAlive is the interval of keep-alive comments on idle SSE
+	// streams. Zero means 15s; negative disables them.
+	SSEKeepAlive time.Duration
+	// SessionTTL is the idle lifetime of a session. Zero means 30 minutes.
+	// It must match the store's TTL; the gateway uses it to debounce touches.
+	SessionTTL time.Duration
+	// DisableSessionDelete makes DELETE answer 405 instead of ending sessions.
+	DisableSessionDelete bool
+	// ServerName and ServerVersion are reported in serverInfo.
+	// Empty means "mcp-gateway" and "dev".
+	ServerName, ServerVersion string
+	// Instructions, when set, is returned to clients on initialize/discover.
+	Instructions string
+	// ListTTL is the ttlMs hint on 2026-07-28 list results. Zero means 5 minutes.
+	ListTTL time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MountPath == "" {
+		c.MountPath = "/mcp"
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 100
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.SSEKeepAlive == 0 {
+		c.SSEKeepAlive = 15 * time.Second
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = 30 * time.Minute
+	}
+	if c.ServerName == "" {
+		c.ServerName = "mcp-gateway"
+	}
+	if c.ServerVersion == "" {
+		c.ServerVersion = "dev"
+	}
+	if c.ListTTL <= 0 {
+		c.ListTTL = 5 * time.Minute
+	}
+	return c
+}
+
+// Deps are the parts the gateway is wired from.
+type Deps struct {
+	// Store holds sessions; nil means a sessions.Memory with Config.SessionTTL.
+	Store sessions.Store
+	// Bus carries wake-up hints; nil means a pubsub.Memory.
+	Bus pubsub.Bus
+	// Logger receives the gateway's own log; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Catalog is one generation of the tools the gateway serves: the document,
+// the tools generated from it and the caller that runs them.
+type Catalog struct {
+	Doc    *openapi.Document
+	Tools  *toolgen.Set
+	Caller *toolgen.Caller
+}
+
+// Server serves MCP. Create it with New, mount Handler, and call Run.
+type Server struct {
+	cfg    Config
+	store  sessions.Store
+	bus    pubsub.Bus
+	log    *slog.Logger
+	origin originPolicy
+
+	catalog atomic.Pointer[catalogState]
+
+	// inflight maps session id + request id to the cancel func of a running
+	// session-era request, for notifications/cancelled.
+	inflightMu sync.Mutex
+	inflight   map[inflightKey]context.CancelFunc
+
+	// done is closed when the server starts shutting down; open streams end.
+	done     chan struct{}
+	doneOnce sync.Once
+	// streams counts open SSE streams so shutdown can wait for them to end.
+	streams sync.WaitGroup
+}
+
+type inflightKey struct{ session, id string }
+
+// catalogState is a Catalog plus what the transport derives from it once.
+type catalogState struct {
+	Catalog
+	tag string // short fingerprint of the tool set, bound into cursors
+}
+
+// New validates cfg and returns a server that serves no tools until
+// SetCatalog is called.
+func New(cfg Config, deps Deps) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if !strings.HasPrefix(cfg.MountPath, "/") {
+		return nil, fmt.Errorf("mount path %q must start with /", cfg.MountPath)
+	}
+	origin, err := newOriginPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		store:    deps.Store,
+		bus:      deps.Bus,
+		log:      deps.Logger,
+		origin:   origin,
+		inflight: map[inflightKey]context.CancelFunc{},
+		done:     make(chan struct{}),
+	}
+	if s.store == nil {
+		s.store = sessions.NewMemory(sessions.Limits{TTL: cfg.SessionTTL})
+	}
+	if s.bus == nil {
+		s.bus = pubsub.NewMemory()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s, nil
+}
+
+// SetCatalog atomically replaces the tools the gateway serves.
+func (s *Server) SetCatalog(c Catalog) {
+	s.catalog.Store(&catalogState{Catalog: c, tag: toolSetTag(c.Tools)})
+}
+
+func (s *Server) currentCatalog() *catalogState { return s.catalog.Load() }
+
+// Ready reports whether the gateway can serve: tools are loaded and the
+// session store answers.
+func (s *Server) Ready(ctx context.Context) error {
+	if s.currentCatalog() == nil {
+		return errors.New("openapi document not loaded")
+	}
+	if err := s.store.Ping(ctx); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// Run does the gateway's background work (sweeping expired sessions) until
+// ctx ends, then ends every open stream and waits for them.
+func (s *Server) Run(ctx context.Context) error {
+	sweeper, _ := s.store.(interface{ Sweep() int })
+	interval := min(s.cfg.SessionTTL/4, time.Minute)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Shutdown()
+			s.streams.Wait()
+			return nil
+		case <-t.C:
+			if sweeper != nil {
+				if n := sweeper.Sweep(); n > 0 {
+					s.log.Debug("expired idle sessions", "count", n)
+				}
+			}
+		}
+	}
+}
+
+// Shutdown tells every open stream to end. In-flight calls are not cut; the
+// HTTP server's own shutdown waits for them.
+func (s *Server) Shutdown() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// originPolicy decides which Origin and Host values the transport accepts.
+type originPolicy struct {
+	anyOrigin   bool
+	origins     map[string]bool // normalized scheme://host[:port]
+	loopbackOK  bool            // loopback origins allowed by default
+	checkHost   bool            // bound to loopback: Host must be a loopback name
+	extraHosts  map[string]bool
+}
+
+func newOriginPolicy(cfg Config) (originPolicy, error) {
+	p := originPolicy{origins: map[string]bool{}, extraHosts: map[string]bool{}}
+	loopback := isLoopbackListen(cfg.ListenAddr)
+	p.checkHost = loopback
+	for _, o := range cfg.AllowedOrigins {
+		if o == "*" {
+			p.anyOrigin = true
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return p, fmt.Errorf("allowed origin %q must look like scheme://host[:port]", o)
+		}
+		p.origins[strings.ToLower(u.Scheme+"://"+u.Host)] = true
+	}
+	if len(cfg.AllowedOrigins) == 0 {
+		p.loopbackOK = loopback
+	}
+	for _, h := range cfg.AllowedHosts {
+		p.extraHosts[strings.ToLower(h)] = true
+	}
+	return p, nil
+}
+
+// allowOrigin: an absent Origin is accepted (non-browser clients send none).
+func (p originPolicy) allowOrigin(origin string) bool {
+	if origin == "" || p.anyOrigin {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if p.origins[strings.ToLower(u.Scheme+"://"+u.Host)] {
+		return true
+	}
+	return p.loopbackOK && isLoopbackHost(u.Hostname())
+}
+
+// allowHost guards against DNS rebinding when bound to loopback: a page on
+// evil.example that resolves to 127.0.0.1 still sends Host: evil.example.
+func (p originPolicy) allowHost(host string) bool {
+	if !p.checkHost {
+		return true
+	}
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.ToLower(strings.Trim(h, "[]"))
+	return isLoopbackHost(h) || p.extraHosts[h]
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return host != "" && isLoopbackHost(host)
+}

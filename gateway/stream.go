@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// replayBatch bounds how many logged events one store read returns.
+const replayBatch = 256
+
+// serveGET opens a session's push stream. Its events come from the
+// session's event log, so a stream can be resumed on any replica with
+// Last-Event-ID; wake-up hints on the bus say when to read the log again.
+func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(headerSessionID)
+	if sid == "" {
+		// 2026-07-28 has no GET; a session-era client must name its session.
+		w.Header().Set("Allow", "POST")
+		s.writeError(w, http.StatusMethodNotAllowed, nil, newError(codeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id"))
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		s.writeError(w, http.StatusNotAcceptable, nil, newError(codeInvalidRequest, "Not Acceptable: Accept must list text/event-stream"))
+		return
+	}
+	if !s.checkSessionVersion(w, r, nil) {
+		return
+	}
+	sess := s.lookupSession(w, r, sid, nil)
+	if sess == nil {
+		return
+	}
+	ctx := r.Context()
+	// Subscribe before reading the log so no event slips between the two.
+	sub, err := s.bus.Subscribe(ctx, sessionTopic(sid))
+	if err != nil {
+		s.log.Error("subscribing to session wake-ups failed", "err", err, "session", sid)
+		s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the message bus is unavailable"))
+		return
+	}
+	defer sub.Close()
+
+	cursor := r.Header.Get(headerLastEventID)
+	var gap bool
+	if cursor != "" {
+		if _, err := s.store.ReadAfter(ctx, sid, cursor, 1); err != nil {
+			switch {
+			case errors.Is(err, sessions.ErrEventGone):
+				gap = true
+				cursor = ""
+			case errors.Is(err, sessions.ErrBadEventID):
+				s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", cursor))
+				return
+			case errors.Is(err, sessions.ErrNotFound):
+				s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
+				return
+			default:
+				s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
+				return
+			}
+		}
+	} else {
+		// A fresh stream starts at the log's end: it carries what happens from now on.
+		if cursor, err = s.store.LastEventID(ctx, sid); err != nil {
+			s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
+			return
+		}
+	}
+
+	s.streams.Add(1)
+	defer s.streams.Done()
+	sse := startSSE(w)
+	if gap {
+		// Say so rather than leave a silent gap: the client missed events
+		// that are no longer retained.
+		data, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/message", Params: logMessage{
+			Level: "error", Logger: "mcp-gateway",
+			Data: map[string]string{"message": "events after Last-Event-ID are no longer retained; some notifications were lost"},
+		}})
+		if sse.event("", data) != nil {
+			return
+		}
+	}
+	s.pumpSession(ctx, sse, sid, cursor, sub.C())
+}
+
+// pumpSession copies a session's log to the stream until the client goes,
+// the session ends, or the server shuts down.
+func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte) {
+	var keepAlive <-chan time.Time
+	if s.cfg.SSEKeepAlive > 0 {
+		t := time.NewTicker(s.cfg.SSEKeepAlive)
+		defer t.Stop()
+		keepAlive = t.C
+	}
+	for {
+		evs, err := s.store.ReadAfter(ctx, sid, cursor, replayBatch)
+		switch {
+		case errors.Is(err, sessions.ErrNotFound):
+			return // the session ended: end its stream
+		case errors.Is(err, sessions.ErrEventGone):
+			cursor = "" // fell behind the log's bound; continue from what is retained
+			continue
+		case err != nil:
+			s.log.Warn("reading session stream failed", "err", err, "session", sid)
+		}
+		for _, e := range evs {
+			if sse.event(e.ID, e.Data) != nil {
+				return
+			}
+			cursor = e.ID
+		}
+		if len(evs) == replayBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			_ = sse.retry(1000) // tell the client to come back (to another replica) soon
+			return
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-keepAlive:
+			if sse.comment("keep-alive") != nil {
+				return
+			}
+			// The keep-alive tick doubles as the backstop for missed hints:
+			// the loop re-reads the log and notices an ended session.
+		}
+	}
+}
+
+// listen serves subscriptions/listen (2026-07-28): acknowledge the
+// notifications the gateway can honour, then hold the stream open until the
+// client closes it or the server shuts down.
+func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
+	var p struct {
+		Notifications *struct {
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			PromptsListChanged    bool     `json:"promptsListChanged"`
+			ResourcesListChanged  bool     `json:"resourcesListChanged"`
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	}
+	if err := decodeParams(r, &p); err != nil {
+		s.writeResult(w, http.StatusOK, r.id, nil, s.reportError(r.ctx, r.method, err))
+		return
+	}
+	if p.Notifications == nil {
+		s.writeResult(w, http.StatusOK, r.id, nil, errInvalidParams("Invalid params for subscriptions/listen: notifications is required"))
+		return
+	}
+	s.streams.Add(1)
+	defer s.streams.Done()
+	subID := r.id
+	sse := startSSE(w)
+	// The gateway's tool, prompt and resource lists do not change while it
+	// runs, so it honours none of the requested notification types: the
+	// acknowledgement says so and the stream carries only keep-alives.
+	ack, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
+		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
+		"notifications": map[string]any{},
+	}})
+	if sse.event("", ack) != nil {
+		return
+	}
+	var keepAlive <-chan time.Time
+	if s.cfg.SSEKeepAlive > 0 {
+		t := time.NewTicker(s.cfg.SSEKeepAlive)
+		defer t.Stop()
+		keepAlive = t.C
+	}
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-s.done:
+			// Graceful server-side close: the final listen result, then end.
+			final, _ := json.Marshal(response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
+				"resultType": "complete",
+				"_meta":      map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
+			}})
+			_ = sse.event("", final)
+			return
+		case <-keepAlive:
+			if sse.comment("keep-alive") != nil {
+				return
+			}
+		}
+	}
+}
