@@ -1,0 +1,336 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"go.yaml.in/yaml/v4"
+)
+
+// LoadOptions bounds how a document and the files it refers to are read.
+type LoadOptions struct {
+	// Timeout bounds the whole load: the document and every file or URL its
+	// $refs point to. Zero means 30s.
+	Timeout time.Duration
+	// MaxBytes caps each file or URL read. Zero means 64 MiB.
+	MaxBytes int64
+	// HTTPClient fetches http(s) locations. Nil means a client whose own
+	// timeout is Timeout. The load's deadline applies either way.
+	HTTPClient *http.Client
+}
+
+const (
+	defaultTimeout  = 30 * time.Second
+	defaultMaxBytes = 64 << 20
+)
+
+func (o LoadOptions) withDefaults() LoadOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = defaultMaxBytes
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: o.Timeout}
+	}
+	return o
+}
+
+// ErrTooLarge is wrapped by the error of a load that read a file or URL
+// larger than LoadOptions.MaxBytes.
+var ErrTooLarge = errors.New("larger than the size limit")
+
+// LoadError is a document that could not be loaded.
+type LoadError struct {
+	// Location is the file path or URL that was being loaded.
+	Location string
+	// Err says what went wrong; it names the referenced file, the $ref or the
+	// line at fault where kin-openapi or the parser tell.
+	Err error
+}
+
+func (e *LoadError) Error() string {
+	loc := e.Location
+	if loc == "" {
+		loc = "document"
+	}
+	return "openapi: load " + loc + ": " + e.Err.Error()
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Load reads the OpenAPI document at location, a file path or an http(s) URL,
+// with every $ref resolved. See the package documentation for what fails and
+// what only warns.
+func Load(ctx context.Context, location string, opts LoadOptions) (*Document, error) {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	u, err := parseLocation(location)
+	if err != nil {
+		return nil, &LoadError{Location: location, Err: err}
+	}
+	r := newReader(ctx, u, opts)
+	data, err := r.read(nil, u)
+	if err != nil {
+		return nil, &LoadError{Location: location, Err: err}
+	}
+	return load(ctx, data, location, u, r)
+}
+
+// LoadData loads a document already in memory. location is where it came
+// from: relative $refs resolve against it and messages name it. An empty
+// location resolves relative $refs against the working directory.
+func LoadData(ctx context.Context, data []byte, location string, opts LoadOptions) (*Document, error) {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	var u *url.URL
+	if location != "" {
+		var err error
+		if u, err = parseLocation(location); err != nil {
+			return nil, &LoadError{Location: location, Err: err}
+		}
+	}
+	r := newReader(ctx, u, opts)
+	if u != nil {
+		// A referenced file that points back at the root document gets the
+		// bytes we were given, even when location does not exist on disk.
+		r.cache[cacheKey(u)] = data
+	}
+	return load(ctx, data, location, u, r)
+}
+
+func load(ctx context.Context, data []byte, location string, u *url.URL, r *reader) (*Document, error) {
+	fail := func(err error) (*Document, error) {
+		return nil, &LoadError{Location: location, Err: err}
+	}
+	loader := &openapi3.Loader{
+		Context:               ctx,
+		IsExternalRefsAllowed: true,
+		ReadFromURIFunc:       r.read,
+	}
+
+	// JSON documents take the fast reader; on any error it returns, the
+	// document goes through kin-openapi's own decoding instead.
+	var (
+		node    *yaml.Node
+		jsonErr error
+	)
+	if mayBeJSON(data) {
+		node, jsonErr = jsonNode(data)
+	}
+	field, version, err := sniffVersion(data, node)
+	if err != nil {
+		if jsonErr != nil {
+			// It looked like JSON, so say where the JSON breaks rather
+			// than what the YAML parser made of it.
+			err = jsonErr
+		}
+		return fail(err)
+	}
+
+	doc := &Document{SourceVersion: version, Location: location}
+	switch {
+	case field == "swagger" && version == "2.0":
+		doc.T, err = loadSwagger(ctx, data, node, u, r, loader)
+	case field == "openapi" && (strings.HasPrefix(version, "3.0") || strings.HasPrefix(version, "3.1") || strings.HasPrefix(version, "3.2")):
+		doc.T, err = loadOpenAPI3(data, node, u, loader)
+	default:
+		return fail(fmt.Errorf("unsupported %s version %q (want swagger 2.0 or openapi 3.0, 3.1, 3.2)", field, version))
+	}
+	if err != nil {
+		// The deadline is the likelier story than whatever read it cut short.
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%w)", err, ctxErr)
+		}
+		return fail(err)
+	}
+	if strings.HasPrefix(version, "3.2") {
+		doc.Warnings = append(doc.Warnings, Warning{Location: "openapi", Message: "OpenAPI 3.2 is only partly supported; features newer than 3.1 may be ignored"})
+	}
+	doc.Warnings = append(doc.Warnings, check(ctx, doc.T)...)
+	return doc, nil
+}
+
+func loadOpenAPI3(data []byte, node *yaml.Node, u *url.URL, loader *openapi3.Loader) (*openapi3.T, error) {
+	if node != nil {
+		t := &openapi3.T{}
+		if err := node.Decode(t); err == nil {
+			if err := loader.ResolveRefsIn(t, u); err != nil {
+				return nil, err
+			}
+			return t, nil
+		}
+		// Decoding errors are reported by the path below, in kin-openapi's words.
+	}
+	if u == nil {
+		return loader.LoadFromData(data)
+	}
+	return loader.LoadFromDataWithPath(data, u)
+}
+
+// parseLocation turns a file path, file:// URL or http(s) URL into the URL
+// form kin-openapi resolves relative references against. File paths become
+// absolute so that a reference back to the root document is recognised.
+func parseLocation(location string) (*url.URL, error) {
+	if location == "" {
+		return nil, errors.New("empty location")
+	}
+	lower := strings.ToLower(location)
+	switch {
+	case strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://"):
+		u, err := url.Parse(location)
+		if err != nil {
+			return nil, err
+		}
+		if u.Host == "" {
+			return nil, fmt.Errorf("URL %q has no host", location)
+		}
+		u.Fragment = ""
+		return u, nil
+	case strings.HasPrefix(lower, "file://"):
+		u, err := url.Parse(location)
+		if err != nil {
+			return nil, err
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("file URL %q names a remote host", location)
+		}
+		location = u.Path
+	case strings.Contains(location, "://"):
+		return nil, fmt.Errorf("unsupported URL scheme in %q (want a file path or an http(s) URL)", location)
+	}
+	abs, err := filepath.Abs(location)
+	if err != nil {
+		return nil, err
+	}
+	return &url.URL{Path: filepath.ToSlash(abs)}, nil
+}
+
+func isRemote(u *url.URL) bool {
+	return u != nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+func cacheKey(u *url.URL) string {
+	c := *u
+	c.Fragment = ""
+	c.RawFragment = ""
+	return c.String()
+}
+
+// reader is the loader's ReadFromURIFunc: it reads files and http(s) URLs
+// within the load's deadline and size cap, once each per load. It owns the
+// access policy (kin-openapi does not check IsExternalRefsAllowed once a
+// ReadFromURIFunc is set): a document that came over http(s) may not read
+// local files.
+type reader struct {
+	ctx        context.Context
+	client     *http.Client
+	maxBytes   int64
+	remoteRoot bool
+	cache      map[string][]byte // the loader calls from one goroutine
+}
+
+func newReader(ctx context.Context, root *url.URL, opts LoadOptions) *reader {
+	return &reader{
+		ctx:        ctx,
+		client:     opts.HTTPClient,
+		maxBytes:   opts.MaxBytes,
+		remoteRoot: isRemote(root),
+		cache:      make(map[string][]byte),
+	}
+}
+
+func (r *reader) read(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	key := cacheKey(u)
+	if data, ok := r.cache[key]; ok {
+		return data, nil
+	}
+	var (
+		data []byte
+		err  error
+	)
+	switch {
+	case isRemote(u):
+		data, err = r.fetch(u)
+	case (u.Scheme == "" || u.Scheme == "file") && (u.Host == "" || u.Host == "localhost") && u.Path != "":
+		if r.remoteRoot {
+			return nil, fmt.Errorf("%s: a document fetched over http(s) may not refer to local files", u.Path)
+		}
+		data, err = r.readFile(filepath.FromSlash(u.Path))
+	default:
+		return nil, fmt.Errorf("%s: unsupported reference (want a relative or absolute file path or an http(s) URL)", u)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.cache[key] = data
+	return data, nil
+}
+
+func (r *reader) readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCapped(f, r.maxBytes, name)
+}
+
+func (r *reader) fetch(u *url.URL) ([]byte, error) {
+	c := *u
+	c.Fragment, c.RawFragment = "", ""
+	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, c.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Drain a little so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("GET %s: %s", c.String(), resp.Status)
+	}
+	if resp.ContentLength > r.maxBytes {
+		return nil, fmt.Errorf("GET %s: %d bytes: %w (%d bytes)", c.String(), resp.ContentLength, ErrTooLarge, r.maxBytes)
+	}
+	return readCapped(resp.Body, r.maxBytes, c.String())
+}
+
+func readCapped(src io.Reader, limit int64, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(src, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: %w (%d bytes)", name, ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// mayBeJSON reports whether data starts, past whitespace and a UTF-8 byte
+// order mark, like a JSON object.
+func mayBeJSON(data []byte) bool {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '{'
+}
