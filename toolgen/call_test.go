@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,7 +44,8 @@ func ctDocFile(t testing.TB, name string) *openapi.Document {
 
 // ctTool binds one operation by hand the way the generator does: each
 // parameter's argument is its name, an object body of a JSON, form or
-// multipart media type is flattened (argument = property), any other body is
+// multipart media type is flattened (argument = property, or body_<property>
+// when a parameter has that name), any other body is
 // the argument "body"; the output schema comes from the first 2xx JSON
 // response. mods adjust the binding.
 func ctTool(t testing.TB, doc *openapi.Document, method, path string, mods ...func(*binding)) *Tool {
@@ -87,7 +89,11 @@ func ctTool(t testing.TB, doc *openapi.Document, method, path string, mods ...fu
 			bb.Flattened = true
 			bb.Props = map[string]string{}
 			for name := range schema.Value.Properties {
-				bb.Props[name] = name
+				arg := name
+				if slices.ContainsFunc(b.Params, func(pb paramBinding) bool { return pb.Arg == name }) {
+					arg = "body_" + name
+				}
+				bb.Props[arg] = name
 			}
 		} else {
 			bb.Arg = "body"

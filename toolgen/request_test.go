@@ -169,7 +169,7 @@ func TestCallParameterStylesValidate(t *testing.T) {
 		{"query", "form", ctTrue, "array", `["x"]`, `invalid argument "id": "x" is not a valid integer`},
 		{"cookie", "form", ctTrue, "array", `[1,"x"]`, `invalid argument "id": value must be an integer (at /1)`},
 		{"query", "form", ctTrue, "object", `{"role":5}`, `invalid argument "id": value must be a string (at /role)`},
-		{"query", "deepObject", ctTrue, "object", `{"role":{"a":1}}`, `invalid argument "id": {"a":1} path is not convertible to primitive (at /role)`},
+		{"query", "deepObject", ctTrue, "object", `{"role":{"a":1}}`, `invalid argument "id": {"a":"1"} path is not convertible to primitive (at /role)`},
 		// Shapes that a style would serialize differently.
 		{"query", "", nil, "primitive", `[1,2]`, `invalid argument "id": must be a single integer, not an array`},
 		{"header", "", nil, "primitive", `{"a":1}`, `invalid argument "X-Id": must be a single integer, not an object`},
