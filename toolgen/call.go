@@ -302,7 +302,7 @@ func describeNetError(err error) string {
 		return "network unreachable"
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
 		return "TLS certificate not trusted"
-	case errors.As(err, &recordErr):
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, &recordErr):
 		return "TLS handshake failed (is the backend speaking plain HTTP?)"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "connection closed by the backend"

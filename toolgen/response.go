@@ -249,10 +249,12 @@ func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *Res
 	var b strings.Builder
 	status := statusText(resp.StatusCode)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
+		// checkRedirect stopped it. The body usually repeats the target,
+		// which is none of the model's business.
 		fmt.Fprintf(&b, "backend answered %s %s with a redirect (HTTP %s) to another host; it was not followed", method, requestPath(publicURL), status)
-	} else {
-		fmt.Fprintf(&b, "backend returned HTTP %s for %s %s", status, method, requestPath(publicURL))
+		return ErrorResult(b.String())
 	}
+	fmt.Fprintf(&b, "backend returned HTTP %s for %s %s", status, method, requestPath(publicURL))
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
 	if len(excerpt) > 0 && (mt == "" || isJSONMedia(mt) || isTextMedia(mt)) {
 		text := sanitizeExcerpt([]byte(toUTF8(excerpt, params["charset"])), errorExcerptBytes)
