@@ -142,6 +142,8 @@ func NewCaller(doc *openapi.Document, cfg CallerConfig) (*Caller, error) {
 		// The first problem is enough for the model to fix its call, and
 		// stopping there keeps validation cheap.
 		MultiError: false,
+		// Responses are mapped, not validated (see response.go).
+		ExcludeResponseBody: true,
 	}
 	return c, nil
 }
@@ -187,6 +189,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // the backend or its response are isError results whose text a model can act
 // on. When ctx is cancelled the result says so; the gateway decides whether
 // to send it.
+//
+// The backend call is bounded by CallerConfig.Timeout, or by the operation's
+// x-mcp-timeout extension when present: a positive number of seconds (at
+// most 3600), e.g. `x-mcp-timeout: 120` for a slow report, which may be
+// longer or shorter than the configured timeout. ctx bounds it too, and
+// cancelling ctx aborts the backend request.
 func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage) *Result {
 	if t == nil || t.binding == nil {
 		return ErrorResult("this tool is not bound to a backend operation")

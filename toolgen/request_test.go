@@ -2,6 +2,7 @@ package toolgen
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -331,4 +332,48 @@ paths:
 	res := ctCall(t, caller, tool, `{"filter": {"nick": "x"}}`)
 	require.True(t, res.IsError)
 	require.Contains(t, ctText(res), `invalid argument "filter"`)
+}
+
+func TestCallAcceptAndNulls(t *testing.T) {
+	const spec = `
+openapi: 3.0.3
+info: {title: accept, version: "1"}
+paths:
+  /report:
+    get:
+      operationId: report
+      parameters:
+        - {name: from, in: query, schema: {type: string}}
+        - {name: X-Mode, in: header, schema: {type: string}}
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object}}, text/csv: {schema: {type: string}}}}
+        "206": {description: part, content: {application/octet-stream: {}}}
+        "404": {description: missing, content: {application/problem+json: {}}}
+    head:
+      operationId: reportHead
+      responses: {"200": {description: ok}}
+`
+	doc := ctDoc(t, spec)
+	backend := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Length", "99999999")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		ctReply(200, "application/json", []byte(`{}`))(w, r)
+	})
+	caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL, MaxResponseBytes: 10})
+
+	res := ctCall(t, caller, ctTool(t, doc, "HEAD", "/report"), `{}`)
+	ctOK(t, res)
+	require.Equal(t, "200 OK", ctText(res))
+
+	// Optional parameters given as null are left out.
+	ctOK(t, ctCall(t, caller, ctTool(t, doc, "GET", "/report"), `{"from": null, "X-Mode": null}`))
+	reqs := backend.requests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, "application/json, */*;q=0.5", reqs[0].Header.Get("Accept"))
+	require.Equal(t, "application/json, text/csv, application/octet-stream, */*;q=0.1", reqs[1].Header.Get("Accept"))
+	require.Equal(t, "/report", reqs[1].RequestURI)
+	require.Empty(t, reqs[1].Header.Values("X-Mode"))
 }

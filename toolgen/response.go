@@ -63,6 +63,11 @@ func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.R
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.errorResult(method, publicURL, resp), nil
 	}
+	if method == http.MethodHead {
+		// A HEAD response has headers only; its Content-Length describes
+		// the GET body.
+		return p.successResult(statusText(resp.StatusCode), "", nil, publicURL), nil
+	}
 	if resp.ContentLength > c.maxBytes {
 		return ErrorResult(c.tooLargeMessage()), nil
 	}
