@@ -200,7 +200,7 @@ func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage) *Resul
 		return ErrorResult("this tool is not bound to a backend operation")
 	}
 	if ctx.Err() != nil {
-		return ErrorResult("the call was cancelled")
+		return ErrorResult(cancelledMessage(ctx))
 	}
 	p, err := c.plan(t.binding)
 	if err != nil {
@@ -277,11 +277,20 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 func (c *Caller) transportFailure(parent, callCtx context.Context, p *callPlan, err error) *Result {
 	switch {
 	case parent.Err() != nil:
-		return ErrorResult("the call was cancelled")
+		return ErrorResult(cancelledMessage(parent))
 	case errors.Is(err, context.DeadlineExceeded) || callCtx.Err() != nil:
 		return ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
 	}
 	return ErrorResult("backend unreachable: " + describeNetError(err))
+}
+
+// cancelledMessage explains why the caller's context ended: cancelled, or
+// its own deadline (not the per-operation timeout) passed.
+func cancelledMessage(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the call ran out of time before the backend answered"
+	}
+	return "the call was cancelled"
 }
 
 // describeNetError names the kind of network failure without details.

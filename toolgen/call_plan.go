@@ -64,7 +64,8 @@ type paramPlan struct {
 	schema *openapi3.SchemaRef
 	// dropped parameters are accepted but never sent: header parameters
 	// named Accept, Content-Type or Authorization (OpenAPI says to ignore
-	// them), and parameters a configured credential occupies.
+	// them) or managed by the HTTP client, and parameters a configured
+	// credential occupies.
 	dropped bool
 	param   *openapi3.Parameter
 }
@@ -231,7 +232,12 @@ func newParamPlan(pb paramBinding, creds credentialSet) (paramPlan, error) {
 	if prm.In == openapi3.ParameterInHeader {
 		pp.headerKey = http.CanonicalHeaderKey(prm.Name)
 		switch pp.headerKey {
-		case "Accept", "Content-Type", "Authorization":
+		case "Accept", "Content-Type", "Authorization",
+			// Headers the HTTP client manages or that would change how the
+			// response is framed or decoded; cookies come from cookie
+			// parameters.
+			"Accept-Encoding", "Host", "Content-Length", "Transfer-Encoding",
+			"Connection", "Te", "Trailer", "Upgrade", "Cookie", "Proxy-Authorization":
 			pp.dropped = true
 		}
 	}

@@ -95,6 +95,18 @@ func TestCallCancelled(t *testing.T) {
 	require.Len(t, backend.requests(), 1)
 }
 
+func TestCallCallerDeadline(t *testing.T) {
+	doc := ctDoc(t, ctSlowSpec)
+	backend, aborted := ctHangingBackend(t, false)
+	caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL, Timeout: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res := caller.Call(ctx, ctTool(t, doc, "GET", "/slow"), nil)
+	require.True(t, res.IsError)
+	require.Equal(t, "the call ran out of time before the backend answered", ctText(res))
+	<-aborted
+}
+
 func TestCallUnreachable(t *testing.T) {
 	doc := ctDoc(t, ctSlowSpec)
 	t.Run("connection refused", func(t *testing.T) {

@@ -34,10 +34,11 @@ type credentialSet []credential
 // occupies reports whether a credential uses this parameter's place.
 func (cs credentialSet) occupies(in, name string) bool {
 	for _, c := range cs {
-		if c.in != in {
-			continue
-		}
-		if in == openapi3.ParameterInHeader && strings.EqualFold(c.name, name) || c.name == name {
+		switch {
+		case c.in != in:
+		case in == openapi3.ParameterInHeader && strings.EqualFold(c.name, name):
+			return true
+		case c.name == name:
 			return true
 		}
 	}
