@@ -1,6 +1,8 @@
 package toolgen
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -376,4 +378,59 @@ paths:
 	require.Equal(t, "application/json, text/csv, application/octet-stream, */*;q=0.1", reqs[1].Header.Get("Accept"))
 	require.Equal(t, "/report", reqs[1].RequestURI)
 	require.Empty(t, reqs[1].Header.Values("X-Mode"))
+}
+
+// FuzzCallPathArgument: whatever string a path argument holds, the request
+// has exactly the template's segments, the value decodes back to itself,
+// and a query argument stays one query pair.
+func FuzzCallPathArgument(f *testing.F) {
+	for _, s := range []string{"../admin", "a/b", "%2F", "x?y=1", "#frag", "..", ".", "a;b", "é", "\x00", "a b+c&d=e"} {
+		f.Add(s)
+	}
+	doc := ctDoc(f, `
+openapi: 3.0.3
+info: {title: fuzz, version: "1"}
+paths:
+  /files/{name}/raw:
+    get:
+      parameters:
+        - {name: name, in: path, required: true, schema: {type: string}}
+        - {name: q, in: query, schema: {type: string}}
+      responses: {"200": {description: ok}}
+`)
+	caller := ctCaller(f, doc, CallerConfig{BaseURL: "http://backend.test/base"})
+	p, err := caller.plan(ctTool(f, doc, "GET", "/files/{name}/raw").binding)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, s string) {
+		args, err := json.Marshal(map[string]string{"name": s, "q": s})
+		require.NoError(t, err)
+		var back map[string]string
+		require.NoError(t, json.Unmarshal(args, &back))
+		value := back["name"] // invalid UTF-8 was replaced by json.Marshal
+		in, aerr := p.decodeArgs(args)
+		require.Nil(t, aerr)
+		req, _, aerr := caller.buildRequest(context.Background(), p, in)
+		if value == "" {
+			require.NotNil(t, aerr)
+			return
+		}
+		require.Nil(t, aerr, "value %q", value)
+		raw := req.URL.EscapedPath()
+		rest, ok := strings.CutPrefix(raw, "/base/files/")
+		require.True(t, ok, raw)
+		seg, ok := strings.CutSuffix(rest, "/raw")
+		require.True(t, ok, raw)
+		require.NotContains(t, seg, "/")
+		require.NotContains(t, seg, "?")
+		require.NotContains(t, seg, "#")
+		require.NotEqual(t, "..", seg)
+		require.NotEqual(t, ".", seg)
+		decoded, err := url.PathUnescape(seg)
+		require.NoError(t, err)
+		require.Equal(t, value, decoded)
+		q, err := url.ParseQuery(req.URL.RawQuery)
+		require.NoError(t, err)
+		require.Equal(t, url.Values{"q": {value}}, q)
+		require.Equal(t, "backend.test", req.URL.Host)
+	})
 }
