@@ -61,13 +61,12 @@ func checkRequestContent(op Operation, content openapi3.Content) []Warning {
 	if len(content) == 0 {
 		return nil
 	}
-	var unsupported []string
-	supported := false
+	var unsupported, supported []string
 	for mt := range content {
 		if ClassifyMediaType(mt) == MediaUnsupported {
 			unsupported = append(unsupported, mt)
 		} else {
-			supported = true
+			supported = append(supported, mt)
 		}
 	}
 	if len(unsupported) == 0 {
@@ -75,8 +74,11 @@ func checkRequestContent(op Operation, content openapi3.Content) []Warning {
 	}
 	slices.Sort(unsupported)
 	msg := fmt.Sprintf("request media type %s is not supported", strings.Join(unsupported, ", "))
-	if !supported {
-		msg += "; the tool cannot send a body"
+	if len(supported) == 0 {
+		msg += "; the body is sent as its schema suggests"
+	} else {
+		slices.Sort(supported)
+		msg += "; the tool uses " + strings.Join(supported, " or ") + " instead"
 	}
 	return []Warning{{Location: op.Location() + ".requestBody", Message: msg}}
 }

@@ -268,7 +268,7 @@ paths:
       summary: Post XML
       requestBody:
         content:
-          application/xml:
+          application/vnd.acme.pet:
             schema:
               type: object
       responses:
@@ -282,7 +282,7 @@ paths:
           application/json:
             schema:
               type: object
-          application/xml:
+          multipart/mixed:
             schema:
               type: object
       responses:
@@ -308,8 +308,8 @@ paths:
 	require.Contains(t, byLoc, "paths./a.get")
 	require.Contains(t, strings.Join(byLoc["paths./a.get"], "\n"), `operationId "same" is used by 2 operations: GET /a, POST /a`)
 	require.Contains(t, strings.Join(byLoc["paths./a.get"], "\n"), "neither summary nor description")
-	require.Equal(t, []string{"request media type application/xml is not supported; the tool cannot send a body"}, byLoc["paths./a.post.requestBody"])
-	require.Equal(t, []string{"request media type application/xml is not supported"}, byLoc["paths./b.put.requestBody"])
+	require.Equal(t, []string{"request media type application/vnd.acme.pet is not supported; the body is sent as its schema suggests"}, byLoc["paths./a.post.requestBody"])
+	require.Equal(t, []string{"request media type multipart/mixed is not supported; the tool uses application/json instead"}, byLoc["paths./b.put.requestBody"])
 	require.Contains(t, byLoc, "paths./b.get", "validation error demoted to a warning with its location: %v", doc.Warnings)
 
 	n := 0
@@ -429,7 +429,9 @@ func TestClassifyMediaType(t *testing.T) {
 		"text/csv; header=present":          openapi.MediaText,
 		"application/octet-stream":          openapi.MediaBinary,
 		"image/png":                         openapi.MediaBinary,
-		"application/xml":                   openapi.MediaUnsupported,
+		"application/xml":                   openapi.MediaText,
+		"application/atom+xml":              openapi.MediaText,
+		"application/vnd.acme.pet":          openapi.MediaUnsupported,
 		"multipart/mixed":                   openapi.MediaUnsupported,
 		"nonsense":                          openapi.MediaUnsupported,
 	} {

@@ -10,8 +10,9 @@ import (
 type MediaClass int
 
 const (
-	// MediaUnsupported: the gateway cannot build such a body from arguments
-	// (application/xml, multipart/mixed, ...).
+	// MediaUnsupported: a media type the gateway does not know
+	// (multipart/mixed, application/vnd.acme.thing, ...); it sends such a
+	// body as JSON, text or bytes as the schema suggests.
 	MediaUnsupported MediaClass = iota
 	// MediaJSON: application/json, any +json type, and the wildcards */* and
 	// application/*, for which the gateway sends application/json. The
@@ -22,7 +23,9 @@ const (
 	// MediaMultipart: multipart/form-data, from an object argument; binary
 	// parts arrive base64-encoded.
 	MediaMultipart
-	// MediaText: text/*; the argument is the body text.
+	// MediaText: text/*, XML and YAML types and a few other textual ones
+	// (application/xml, application/x-ndjson, ...); the argument is the
+	// body text.
 	MediaText
 	// MediaBinary: application/octet-stream and other binary types (image/*,
 	// audio/*, video/*, font/*, application/pdf, archives); the argument is a
@@ -61,18 +64,22 @@ func ClassifyMediaType(mediaType string) MediaClass {
 		return MediaUnsupported
 	}
 	switch {
-	case mt == "application/json" || strings.HasSuffix(sub, "+json") || mt == "*/*" || mt == "application/*":
+	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(sub, "+json") || mt == "*/*" || mt == "application/*":
 		return MediaJSON
 	case mt == "application/x-www-form-urlencoded":
 		return MediaForm
 	case mt == "multipart/form-data":
 		return MediaMultipart
-	case typ == "text":
+	case typ == "text" || strings.HasSuffix(sub, "+xml") || strings.HasSuffix(sub, "+yaml"):
 		return MediaText
 	case typ == "image" || typ == "audio" || typ == "video" || typ == "font":
 		return MediaBinary
 	}
 	switch mt {
+	case "application/xml", "application/yaml", "application/x-yaml", "application/javascript",
+		"application/ecmascript", "application/graphql", "application/sql", "application/x-ndjson",
+		"application/csv", "application/x-sh":
+		return MediaText
 	case "application/octet-stream", "application/pdf", "application/zip", "application/gzip",
 		"application/x-gzip", "application/x-tar", "application/x-7z-compressed":
 		return MediaBinary
