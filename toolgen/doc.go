@@ -1,0 +1,82 @@
+// Package toolgen turns the operations of an OpenAPI document into MCP tools
+// (Generate, Set, Print) and calls them (Caller): it builds and validates the
+// REST request from a tool's arguments and maps the response to a tool
+// result. It imports only the openapi package of the gateway.
+//
+// # Which operations
+//
+// Every operation of the document's paths becomes one tool, except when the
+// operation or its path item says x-mcp: false (the operation's own x-mcp
+// wins), or Options.Include / Options.Exclude leave it out: a glob matches
+// an operation by its operationId, any of its tags, or its path.
+//
+// # Names, titles, descriptions, annotations
+//
+// The name is x-mcp-name, else the operationId, else one made from method
+// and path (GET /pets/{petId} → get_pets_by_petId). Names are sanitized to
+// [A-Za-z0-9_-] (each run of other characters becomes "_") and kept to 64
+// characters; a longer one ends in "_" and a hash of the full name. A name
+// already taken gets "_" and a hash of the operation's method and path.
+// Explicit names are claimed first, then operationIds, then made-up names,
+// so a collision renames the less deliberate name. All of it depends only
+// on the document, so names are the same on every run and every replica.
+//
+// The description is x-mcp-description, else summary and description, else
+// "METHOD /path", cut to Options.MaxDescription characters. The title is the
+// summary's first line, else the name made readable. Annotations follow the
+// method and are all set explicitly:
+//
+//	GET HEAD OPTIONS TRACE  read-only, idempotent, not destructive
+//	PUT DELETE              destructive, idempotent
+//	PATCH                   destructive, not idempotent
+//	POST                    not destructive (it adds), not idempotent
+//
+// openWorldHint is always true.
+//
+// # Arguments
+//
+// inputSchema is a JSON Schema 2020-12 object with one property per path,
+// query, header and cookie parameter (header parameters named Accept,
+// Content-Type or Authorization are not arguments: OpenAPI says they are
+// ignored) plus the request body, and additionalProperties: false, because
+// the call path rejects arguments the tool does not declare. An argument is
+// named after its parameter, sanitized to [A-Za-z0-9_.-]; when parameters in
+// different locations share a name, the first in the order path, query,
+// header, cookie keeps it and the others get "_" and their location
+// (id_query). Path parameters are always required.
+//
+// Body placement: the request media type is chosen in this order:
+// application/json, other JSON types (+json), application/x-www-form-urlencoded,
+// multipart/form-data, text/plain, other text types, application/octet-stream,
+// other binary types, wildcards, anything else. The body's properties become
+// top-level arguments (flattened) when all of these hold: the media type is
+// JSON, form or multipart; the schema is a plain object with properties (no
+// allOf/anyOf/oneOf/not, no discriminator, not nullable, no
+// additionalProperties schema or true, no patternProperties or other
+// whole-object constraints); no property name, sanitized, equals a parameter
+// argument; every required property is described; and the body is required
+// or has no required properties (an optional body's required properties
+// could not be expressed as top-level arguments). Otherwise the whole body is
+// one argument named body (body_, requestBody, body_2, ... when a parameter
+// already uses the name): the body's JSON value, a string of text for text
+// media types, or a base64 string for binary ones. readOnly properties are
+// never arguments.
+//
+// # Schemas
+//
+// Component $refs become "$ref": "#/$defs/Name" with the referenced schemas
+// under $defs, only those the tool reaches; circular schemas stay
+// references. OpenAPI 3.0 nullable becomes a "null" type (or anyOf with
+// {"type":"null"} when there is no type), boolean exclusive bounds become
+// numeric ones, example becomes examples; OpenAPI 3.1 schemas pass through.
+// Discriminator mappings are rewritten to $defs. Binary strings in
+// arguments are base64 (contentEncoding). Input schemas leave out readOnly
+// properties, output schemas writeOnly ones.
+//
+// outputSchema comes from the 200 response (else 201, else the lowest 2xx)
+// when it has a JSON schema that every other 2xx response shares. An object
+// schema is used as is (without adding additionalProperties: false, and
+// dropping it where the document says it, so that real responses validate);
+// anything else is wrapped as {"result": <schema>} and the call path wraps
+// structuredContent the same way.
+package toolgen

@@ -1,0 +1,177 @@
+package toolgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Generated schemas are written as JSON directly, in a fixed keyword order,
+// so that they are byte-for-byte deterministic and cost one pass to build.
+
+// member is one keyword of a JSON object, its value already encoded.
+type member struct {
+	key string
+	val []byte
+}
+
+type members []member
+
+func (ms members) get(key string) []byte {
+	for _, m := range ms {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+func (ms members) has(key string) bool { return ms.get(key) != nil }
+
+// set replaces key's value or appends it.
+func (ms *members) set(key string, val []byte) {
+	for i := range *ms {
+		if (*ms)[i].key == key {
+			(*ms)[i].val = val
+			return
+		}
+	}
+	*ms = append(*ms, member{key, val})
+}
+
+func (ms *members) add(key string, val []byte) {
+	*ms = append(*ms, member{key, val})
+}
+
+func (ms members) without(keys ...string) members {
+	out := make(members, 0, len(ms))
+	for _, m := range ms {
+		drop := false
+		for _, k := range keys {
+			if m.key == k {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (ms members) appendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	for i, m := range ms {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, m.key)
+		buf = append(buf, ':')
+		buf = append(buf, m.val...)
+	}
+	return append(buf, '}')
+}
+
+func (ms members) json() []byte { return ms.appendJSON(nil) }
+
+var (
+	jsonTrue  = []byte("true")
+	jsonFalse = []byte("false")
+)
+
+func jsonString(s string) []byte { return appendString(nil, s) }
+
+func jsonBool(b bool) []byte {
+	if b {
+		return jsonTrue
+	}
+	return jsonFalse
+}
+
+func jsonNumber(f float64) []byte {
+	return strconv.AppendFloat(nil, f, 'g', -1, 64)
+}
+
+func jsonUint(u uint64) []byte { return strconv.AppendUint(nil, u, 10) }
+
+func jsonStrings(list []string) []byte {
+	buf := []byte{'['}
+	for i, s := range list {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, s)
+	}
+	return append(buf, ']')
+}
+
+func jsonArray(items [][]byte) []byte {
+	buf := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, it...)
+	}
+	return append(buf, ']')
+}
+
+// jsonValue encodes a value decoded from the document (enum members,
+// defaults, examples). Maps come out with sorted keys. It returns nil for a
+// value encoding/json cannot represent.
+func jsonValue(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Unlike encoding/json it leaves
+// <, > and & alone, which keeps descriptions and patterns readable.
+func appendString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				buf = append(buf, '\\', c)
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
