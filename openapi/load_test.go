@@ -63,6 +63,7 @@ func TestLoadSwagger2FormData(t *testing.T) {
 	body := schemaOf(t, op.RequestBody.Value.Content.Get("multipart/form-data"))
 	require.Equal(t, "binary", body.Properties["file"].Value.Format)
 	require.Equal(t, []string{"file"}, body.Required)
+	require.True(t, op.RequestBody.Value.Required, "a required formData parameter makes the body required")
 
 	owner := doc.T.Components.Schemas["Pet"].Value.Properties["owner"].Value
 	require.True(t, owner.Nullable, "x-nullable becomes nullable")

@@ -45,7 +45,32 @@ func loadSwagger(ctx context.Context, data []byte, node *yaml.Node, u *url.URL, 
 	if err := openapi2.UnmarshalFromData(data, &doc2); err != nil {
 		return nil, err
 	}
-	return openapi2conv.ToV3WithLoader(&doc2, loader, u)
+	doc3, err := openapi2conv.ToV3WithLoader(&doc2, loader, u)
+	if err != nil {
+		return nil, err
+	}
+	requireFormBodies(doc3)
+	return doc3, nil
+}
+
+// requireFormBodies marks a request body converted from formData parameters
+// required when one of the parameters was: openapi2conv moves their
+// required flags into the body schema but leaves the body itself optional,
+// which would let a client leave out a required file.
+func requireFormBodies(t *openapi3.T) {
+	for _, op := range Operations(t) {
+		rb := op.Operation.RequestBody
+		if rb == nil || rb.Ref != "" || rb.Value == nil || rb.Value.Required {
+			continue
+		}
+		for mt, media := range rb.Value.Content {
+			class := ClassifyMediaType(mt)
+			if (class == MediaForm || class == MediaMultipart) && media != nil && media.Schema != nil &&
+				media.Schema.Value != nil && len(media.Schema.Value.Required) > 0 {
+				rb.Value.Required = true
+			}
+		}
+	}
 }
 
 type refKind int

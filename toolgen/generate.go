@@ -418,7 +418,7 @@ func (g *generator) paramSchema(p *openapi3.Parameter, st *state) []byte {
 		return raw
 	}
 	if d := strings.TrimSpace(p.Description); d != "" {
-		ms.set("description", jsonString(d))
+		ms.setDescription(jsonString(d))
 	}
 	if p.Deprecated {
 		ms.set("deprecated", jsonTrue)

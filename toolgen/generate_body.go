@@ -221,7 +221,7 @@ func (g *generator) bodySchema(kind bodyKind, mt string, schema *openapi3.Schema
 		}
 	}
 	if desc != "" {
-		ms.set("description", jsonString(desc))
+		ms.setDescription(jsonString(desc))
 	}
 	return ms.json()
 }

@@ -40,6 +40,22 @@ func (ms *members) set(key string, val []byte) {
 	*ms = append(*ms, member{key, val})
 }
 
+// setDescription sets "description" where the converter would have put it:
+// after $ref, type and title.
+func (ms *members) setDescription(val []byte) {
+	for i := range *ms {
+		if (*ms)[i].key == "description" {
+			(*ms)[i].val = val
+			return
+		}
+	}
+	at := 0
+	for at < len(*ms) && ((*ms)[at].key == "$ref" || (*ms)[at].key == "type" || (*ms)[at].key == "title") {
+		at++
+	}
+	*ms = append((*ms)[:at], append(members{{"description", val}}, (*ms)[at:]...)...)
+}
+
 func (ms *members) add(key string, val []byte) {
 	*ms = append(*ms, member{key, val})
 }

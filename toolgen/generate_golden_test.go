@@ -1,0 +1,151 @@
+package toolgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func loadDoc(t testing.TB, file string) *openapi.Document {
+	t.Helper()
+	doc, err := openapi.Load(context.Background(), file, openapi.LoadOptions{})
+	require.NoError(t, err)
+	return doc
+}
+
+func generateFile(t testing.TB, file string, opts Options) (*openapi.Document, *Set) {
+	t.Helper()
+	doc := loadDoc(t, file)
+	set, err := Generate(doc, opts)
+	require.NoError(t, err)
+	return doc, set
+}
+
+// TestGolden generates the tools of every testdata/*.yaml document and
+// compares tools/list's JSON with testdata/NAME.golden.json, and the
+// generation warnings with testdata/NAME.warnings.golden. Run with -update
+// to rewrite them, then review the diff.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		base := strings.TrimSuffix(file, ".yaml")
+		t.Run(filepath.Base(base), func(t *testing.T) {
+			doc, set := generateFile(t, file, Options{})
+
+			var got bytes.Buffer
+			require.NoError(t, Print(&got, set, "json"))
+			compareGolden(t, base+".golden.json", got.Bytes())
+
+			var warnings bytes.Buffer
+			for _, w := range set.Warnings() {
+				fmt.Fprintln(&warnings, w)
+			}
+			compareGolden(t, base+".warnings.golden", warnings.Bytes())
+
+			requireValidSchemas(t, set)
+			requireCallable(t, doc, set)
+
+			// Same document, same bytes: names and schemas are deterministic.
+			_, again := generateFile(t, file, Options{})
+			var second bytes.Buffer
+			require.NoError(t, Print(&second, again, "json"))
+			require.Equal(t, got.String(), second.String(), "generation is not deterministic")
+		})
+	}
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test ./toolgen -run TestGolden -update")
+	require.Equal(t, string(want), string(got), "%s differs; if the change is intended, run with -update and review the diff", path)
+}
+
+// requireValidSchemas compiles every input and output schema as JSON Schema
+// 2020-12 (so every $ref resolves within its own $defs) and checks the
+// shape MCP requires.
+func requireValidSchemas(t testing.TB, set *Set) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, tool := range set.Tools() {
+		require.False(t, names[tool.Name], "duplicate tool name %q", tool.Name)
+		names[tool.Name] = true
+		require.Regexp(t, `^[A-Za-z0-9_-]{1,64}$`, tool.Name)
+		require.NotEmpty(t, tool.Description, tool.Name)
+		require.NotNil(t, tool.binding, tool.Name)
+		require.Equal(t, tool.binding.HasOutputSchema, tool.OutputSchema != nil, tool.Name)
+		for kind, raw := range map[string]json.RawMessage{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema} {
+			if raw == nil {
+				continue
+			}
+			var root map[string]any
+			require.NoError(t, json.Unmarshal(raw, &root), "%s %s is not a JSON object", tool.Name, kind)
+			require.Equal(t, "object", root["type"], "%s %s: root type", tool.Name, kind)
+			c := jsonschema.NewCompiler()
+			c.DefaultDraft(jsonschema.Draft2020)
+			c.UseRegexpEngine(anyRegexp)
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			require.NoError(t, err)
+			url := "mem://" + tool.Name + "/" + kind + ".json"
+			require.NoError(t, c.AddResource(url, doc))
+			_, err = c.Compile(url)
+			require.NoError(t, err, "%s %s does not compile as JSON Schema 2020-12", tool.Name, kind)
+			if defs, ok := root["$defs"].(map[string]any); ok {
+				for name := range defs {
+					require.Contains(t, string(raw), `"#/$defs/`+name+`"`, "%s %s: $defs.%s is not referenced", tool.Name, kind, name)
+				}
+			}
+		}
+	}
+}
+
+// anyRegexp accepts every pattern: documents carry ECMA-262 patterns Go's
+// regexp cannot compile, and the check here is about structure.
+func anyRegexp(string) (jsonschema.Regexp, error) { return anyMatch{}, nil }
+
+type anyMatch struct{}
+
+func (anyMatch) MatchString(string) bool { return true }
+func (anyMatch) String() string          { return "" }
+
+// requireCallable builds the call path's plan for every tool: generation and
+// calling must agree on arguments, path parameters and body placement.
+func requireCallable(t testing.TB, doc *openapi.Document, set *Set) {
+	t.Helper()
+	c, err := NewCaller(doc, CallerConfig{BaseURL: "http://backend.test"})
+	require.NoError(t, err)
+	for _, tool := range set.Tools() {
+		p, err := c.plan(tool.binding)
+		require.NoError(t, err, "the call path cannot call %s", tool.Name)
+		var props map[string]json.RawMessage
+		var root struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(tool.InputSchema, &root))
+		props = root.Properties
+		got := make([]string, 0, len(props))
+		for name := range props {
+			got = append(got, name)
+		}
+		require.ElementsMatch(t, p.argNames, got, "%s: arguments in the schema and in the call plan", tool.Name)
+	}
+}
