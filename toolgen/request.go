@@ -162,7 +162,7 @@ func (p *callPlan) expandPath(values []pathValue) (path, rawPath string) {
 		raw.WriteString(v.raw)
 	}
 	rawPath = raw.String()
-	if strings.Contains(rawPath, ".") {
+	if strings.Contains(rawPath, "/.") {
 		rawPath = escapeDotSegments(rawPath)
 	}
 	return dec.String(), rawPath

@@ -8,6 +8,9 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,6 +100,19 @@ func TestCallFormBody(t *testing.T) {
 		require.True(t, res.IsError)
 		require.Equal(t, `invalid argument "name": a value is required`, ctText(res))
 		require.Empty(t, backend.requests())
+	})
+	t.Run("validated as JSON, OpenAPI 3.1", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join("testdata", "call", "bodies.yaml"))
+		require.NoError(t, err)
+		doc := ctDoc(t, strings.Replace(string(data), "openapi: 3.0.3", "openapi: 3.1.0", 1))
+		backend := ctNewBackend(t, nil)
+		caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL})
+		ctOK(t, ctCall(t, caller, ctTool(t, doc, "POST", "/form"), `{"name": "x", "count": 2, "meta": {"size": 3}}`))
+		res := ctCall(t, caller, ctTool(t, doc, "POST", "/form"), `{"name": "x", "count": 2.5}`)
+		require.Equal(t, `invalid argument "count": got number, want integer`, ctText(res))
+		res = ctCall(t, caller, ctTool(t, doc, "POST", "/form"), `{"count": 1}`)
+		require.Equal(t, `invalid argument "name": a value is required`, ctText(res))
+		require.Len(t, backend.requests(), 1)
 	})
 }
 
