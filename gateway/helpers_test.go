@@ -30,13 +30,24 @@ type testGateway struct {
 // newTestGateway serves the demo backend's document through a gateway.
 func newTestGateway(t *testing.T, cfg Config) *testGateway {
 	t.Helper()
+	return newTestGatewayWith(t, cfg, Deps{})
+}
+
+// newTestGatewayWith is newTestGateway with the given stores.
+func newTestGatewayWith(t *testing.T, cfg Config, deps Deps) *testGateway {
+	t.Helper()
 	backend := httptest.NewServer(demo.New().Handler())
 	t.Cleanup(backend.Close)
-	return newGatewayFor(t, cfg, demo.OpenAPI(), backend.URL)
+	return newGatewayWith(t, cfg, deps, demo.OpenAPI(), backend.URL)
 }
 
 // newGatewayFor serves an arbitrary document whose backend is at baseURL.
 func newGatewayFor(t *testing.T, cfg Config, doc []byte, baseURL string) *testGateway {
+	t.Helper()
+	return newGatewayWith(t, cfg, Deps{}, doc, baseURL)
+}
+
+func newGatewayWith(t *testing.T, cfg Config, deps Deps, doc []byte, baseURL string) *testGateway {
 	t.Helper()
 	ctx := context.Background()
 	d, err := openapi.LoadData(ctx, doc, "test/openapi.yaml", openapi.LoadOptions{})
@@ -48,7 +59,10 @@ func newGatewayFor(t *testing.T, cfg Config, doc []byte, baseURL string) *testGa
 	if cfg.ListenAddr == "" {
 		cfg.ListenAddr = "127.0.0.1:0"
 	}
-	srv, err := New(cfg, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv, err := New(cfg, deps)
 	require.NoError(t, err)
 	srv.SetCatalog(Catalog{Doc: d, Tools: set, Caller: caller})
 	hs := httptest.NewServer(srv.Handler(nil))

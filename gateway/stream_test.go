@@ -126,8 +126,7 @@ func TestGETStreamDeliversAndResumes(t *testing.T) {
 
 func TestGETStreamReportsEventsLostToTheBound(t *testing.T) {
 	store := sessions.NewMemory(sessions.Limits{MaxEvents: 2})
-	g := newTestGateway(t, Config{})
-	g.srv.store = store
+	g := newTestGatewayWith(t, Config{}, Deps{Store: store})
 	sid := g.initialize(t, "2025-11-25")
 	s1 := g.openGET(t, sid, "")
 	push(t, g, sid, "a")
