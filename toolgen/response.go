@@ -22,7 +22,8 @@ package toolgen
 // response itself (capped) so the model can still use it. Clients do not
 // check structuredContent on error results. Object responses are not checked
 // property by property against the schema: the backend is the authority on
-// its data, and doing so would cost a full validation per call.
+// its data, and doing so would cost a full validation per call. Valid JSON
+// labelled text/plain is taken as JSON for such tools.
 
 import (
 	"bytes"
@@ -113,6 +114,12 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 	mt, params := parseMediaType(contentType)
 	if mt == "" {
 		mt = sniffMediaType(body)
+	}
+	if p.hasOutput && mt == "text/plain" && json.Valid(body) {
+		// The tool promises JSON, and this is JSON labelled text/plain:
+		// what a Go server sniffs when the handler sets no Content-Type,
+		// and a common slip elsewhere.
+		mt = "application/json"
 	}
 	if isJSONMedia(mt) {
 		if !json.Valid(body) {
