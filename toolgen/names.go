@@ -22,8 +22,9 @@ func shortHash(s string) string {
 }
 
 // sanitizeName maps s onto [A-Za-z0-9_-]: each run of other characters
-// becomes one underscore, and underscores or hyphens at either end are
-// trimmed. A result longer than maxNameLen keeps its first characters and
+// between valid ones becomes one underscore (none when one is already
+// there); runs at either end are dropped.
+// A result longer than maxNameLen keeps its first characters and
 // ends with "_" and a hash of the whole sanitized name, so two long names
 // that share a prefix stay apart. The result may be empty.
 func sanitizeName(s string) string {
@@ -47,7 +48,7 @@ func sanitize(s string, limit int, valid func(rune) bool) string {
 	pending := false
 	for _, r := range s {
 		if valid(r) {
-			if pending && b.Len() > 0 {
+			if pending && b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
 				b.WriteByte('_')
 			}
 			pending = false
@@ -56,8 +57,7 @@ func sanitize(s string, limit int, valid func(rune) bool) string {
 		}
 		pending = true
 	}
-	out := strings.Trim(b.String(), "_-.")
-	return truncateName(out, limit)
+	return truncateName(b.String(), limit)
 }
 
 // truncateName shortens an already valid name to limit characters, ending

@@ -1,0 +1,74 @@
+package toolgen
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+)
+
+// specsDir returns the shared folder of real OpenAPI documents, or skips:
+// a fresh clone does not have it.
+func specsDir(tb testing.TB) string {
+	tb.Helper()
+	dir := os.Getenv("MCPGW_SPECS_DIR")
+	if dir == "" {
+		tb.Skip("MCPGW_SPECS_DIR is not set: skipping tests over the real OpenAPI documents (set it to the specs folder, e.g. ../shared/specs)")
+	}
+	return dir
+}
+
+func TestCorpusGitHub(t *testing.T) {
+	doc, set := generateFile(t, filepath.Join(specsDir(t), "github-api.github.com.json"), Options{})
+	require.Equal(t, 1223, set.Len())
+	requireValidSchemas(t, set)
+	requireCallable(t, doc, set)
+
+	issues := tool(t, set, "issues_create")
+	require.Equal(t, "POST /repos/{owner}/{repo}/issues", method(issues))
+	require.True(t, issues.binding.Body.Flattened)
+	require.Contains(t, props(t, issues.InputSchema), "title")
+	require.True(t, *tool(t, set, "repos_get").Annotations.ReadOnlyHint)
+	for _, w := range set.Warnings() {
+		t.Logf("warning: %s", w)
+	}
+}
+
+// Every OAI example generates tools whose schemas compile and whose calls
+// can be planned.
+func TestCorpusOAI(t *testing.T) {
+	dir := filepath.Join(specsDir(t), "oai")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".json") {
+			return err
+		}
+		if strings.Contains(p, "petstore-separate") && filepath.Base(p) != "swagger.yaml" {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		t.Run(rel, func(t *testing.T) {
+			doc, set := generateFile(t, p, Options{})
+			requireValidSchemas(t, set)
+			requireCallable(t, doc, set)
+		})
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func BenchmarkGenerateGitHub(b *testing.B) {
+	doc, err := openapi.Load(context.Background(), filepath.Join(specsDir(b), "github-api.github.com.json"), openapi.LoadOptions{})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		set, err := Generate(doc, Options{})
+		if err != nil || set.Len() != 1223 {
+			b.Fatal(err, set.Len())
+		}
+	}
+}
