@@ -48,6 +48,7 @@ type jsonParser struct {
 	pos  int
 	line int // zero-based; nodes carry line+1
 	bol  int // offset of the current line's first byte
+	slab []yaml.Node
 }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
@@ -68,8 +69,15 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
+// node allocates nodes in slabs: a large document has millions of them.
 func (p *jsonParser) node(kind yaml.Kind, tag string) *yaml.Node {
-	return &yaml.Node{Kind: kind, Tag: tag, Line: p.line + 1, Column: p.pos - p.bol + 1}
+	if len(p.slab) == 0 {
+		p.slab = make([]yaml.Node, 4096)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	n.Kind, n.Tag, n.Line, n.Column = kind, tag, p.line+1, p.pos-p.bol+1
+	return n
 }
 
 func (p *jsonParser) value(depth int) (*yaml.Node, error) {
@@ -113,7 +121,7 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 	n := p.node(yaml.MappingNode, "!!map")
 	n.Style = yaml.FlowStyle
 	p.pos++ // {
-	seen := make(map[string]struct{})
+	var seen map[string]struct{} // past a few members; below, a scan is cheaper
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -132,10 +140,9 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 		}
 		// The YAML parser rejects duplicate keys; so do we, leaving such
 		// documents to kin-openapi's JSON fallback (last one wins).
-		if _, dup := seen[k]; dup {
+		if p.duplicate(n.Content, k, &seen) {
 			return nil, p.errorf("duplicate member %q", k)
 		}
-		seen[k] = struct{}{}
 		key.Value = k
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -161,6 +168,30 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 			return nil, p.errorf("expected ',' or '}' in object")
 		}
 	}
+}
+
+// duplicate reports whether key is already among the members of content.
+func (p *jsonParser) duplicate(content []*yaml.Node, key string, seen *map[string]struct{}) bool {
+	const scanMax = 16
+	if len(content) < 2*scanMax {
+		for i := 0; i < len(content); i += 2 {
+			if content[i].Value == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]struct{}, len(content))
+		for i := 0; i < len(content); i += 2 {
+			(*seen)[content[i].Value] = struct{}{}
+		}
+	}
+	if _, dup := (*seen)[key]; dup {
+		return true
+	}
+	(*seen)[key] = struct{}{}
+	return false
 }
 
 func (p *jsonParser) array(depth int) (*yaml.Node, error) {
