@@ -487,3 +487,27 @@ func TestFlattenedBodyCall(t *testing.T) {
 	require.Equal(t, "/users", reqs[0].Path)
 	require.JSONEq(t, `{"name":"ann","password":"pw"}`, string(reqs[0].Body))
 }
+
+// A reloaded document may be generated while the previous Set serves calls;
+// generation only reads the document.
+func TestGenerateConcurrent(t *testing.T) {
+	doc := loadDoc(t, "testdata/bodies.yaml")
+	want, err := Generate(doc, Options{})
+	require.NoError(t, err)
+	done := make(chan *Set, 4)
+	for range 4 {
+		go func() {
+			s, _ := Generate(doc, Options{})
+			done <- s
+		}()
+	}
+	for range 4 {
+		got := <-done
+		require.NotNil(t, got)
+		require.Equal(t, want.Len(), got.Len())
+		for i, tl := range got.Tools() {
+			require.Equal(t, string(want.Tools()[i].InputSchema), string(tl.InputSchema))
+			require.Equal(t, string(want.Tools()[i].OutputSchema), string(tl.OutputSchema))
+		}
+	}
+}
