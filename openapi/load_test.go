@@ -96,7 +96,13 @@ func TestLoadExternalRefs(t *testing.T) {
 }
 
 func TestLoadSwagger2ExternalRefs(t *testing.T) {
-	doc := load(t, "testdata/swagger-multi/swagger.yaml")
+	for _, file := range []string{"testdata/swagger-multi/swagger.yaml", "testdata/swagger-multi/swagger.json"} {
+		t.Run(file, func(t *testing.T) { testSwagger2ExternalRefs(t, file) })
+	}
+}
+
+func testSwagger2ExternalRefs(t *testing.T, file string) {
+	doc := load(t, file)
 
 	list := doc.T.Paths.Find("/pets").Get
 	params := map[string]*openapi3.Parameter{}
@@ -215,6 +221,8 @@ func TestLoadErrors(t *testing.T) {
 		"nofile2.yaml":  "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      parameters:\n        - $ref: 'missing.yaml#/p'\n      responses:\n        '200':\n          description: ok\n",
 		"badfrag2.yaml": "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      parameters:\n        - $ref: 'params.yaml#/nope'\n      responses:\n        '200':\n          description: ok\n",
 		"params.yaml":   "p:\n  name: p\n  in: query\n  type: string\n",
+		"loop2.yaml":    "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    $ref: 'loop.yaml#/x'\n",
+		"loop.yaml":     "x:\n  $ref: '#/x'\n",
 		"notoas.yaml":   "hello: world\n",
 		"version.yaml":  "openapi: 4.0.0\ninfo: {title: x, version: '1'}\n" + minimalPaths,
 		"big.yaml":      "openapi: 3.0.3\ninfo: {title: x, version: '1'}\n" + minimalPaths + "# " + strings.Repeat("x", 4096) + "\n",
@@ -231,6 +239,7 @@ func TestLoadErrors(t *testing.T) {
 		{file: "nofile.yaml", contains: []string{"nofile.yaml", "missing.yaml"}},
 		{file: "nofile2.yaml", contains: []string{"nofile2.yaml", "missing.yaml#/p", "line 7"}},
 		{file: "badfrag2.yaml", contains: []string{"params.yaml#/nope", "nothing at \"/nope\""}},
+		{file: "loop2.yaml", contains: []string{"loop2.yaml", `$ref "#/x" in `, "loop.yaml", "a cycle?"}},
 		{file: "notoas.yaml", contains: []string{"notoas.yaml", `no top-level "openapi" or "swagger"`}},
 		{file: "version.yaml", contains: []string{`unsupported openapi version "4.0.0"`}},
 		{file: "big.yaml", opts: openapi.LoadOptions{MaxBytes: 1024}, contains: []string{"big.yaml"}, is: openapi.ErrTooLarge},

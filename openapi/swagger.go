@@ -94,7 +94,11 @@ type bundler struct {
 	hoisted map[string]string     // absolute ref → local ref (#/definitions/Name)
 	used    map[string]map[string]bool
 	changed bool
+	inlined int // path items copied in place
 }
+
+// maxInlinedPathItems stops a path item that refers to itself.
+const maxInlinedPathItems = 10000
 
 func newBundler(ctx context.Context, doc *yaml.Node, u *url.URL, r *reader) *bundler {
 	root := doc
@@ -269,6 +273,9 @@ func (b *bundler) ref(n, ref *yaml.Node, base *url.URL, kind refKind) error {
 
 	if kind == kindPathItem {
 		// Path items cannot be referred to from definitions: copy in place.
+		if b.inlined++; b.inlined > maxInlinedPathItems {
+			return fmt.Errorf("$ref %q in %s: more than %d path item references (a cycle?)", ref.Value, displayURL(base), maxInlinedPathItems)
+		}
 		*n = *obj
 		return b.walk(n, docURL, kind)
 	}
