@@ -263,7 +263,6 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 	if rb := o.RequestBody; rb != nil && rb.Value != nil {
 		b.Body = g.body(op, rb.Value, taken, in, &props, &required)
 	}
-	b.HasOutputSchema, b.OutputIsWrapped = false, false
 	out := g.output(op, b)
 
 	title := toolTitle(o, name)

@@ -45,7 +45,8 @@ func TestGolden(t *testing.T) {
 	for _, file := range files {
 		base := strings.TrimSuffix(file, ".yaml")
 		t.Run(filepath.Base(base), func(t *testing.T) {
-			doc, set := generateFile(t, file, Options{})
+			opts := goldenOptions(t, loadDoc(t, file))
+			doc, set := generateFile(t, file, opts)
 
 			var got bytes.Buffer
 			require.NoError(t, Print(&got, set, "json"))
@@ -61,12 +62,32 @@ func TestGolden(t *testing.T) {
 			requireCallable(t, doc, set)
 
 			// Same document, same bytes: names and schemas are deterministic.
-			_, again := generateFile(t, file, Options{})
+			_, again := generateFile(t, file, opts)
 			var second bytes.Buffer
 			require.NoError(t, Print(&second, again, "json"))
 			require.Equal(t, got.String(), second.String(), "generation is not deterministic")
 		})
 	}
+}
+
+// goldenOptions reads the Options a fixture asks for in its top-level
+// x-toolgen-test-options extension ({include: [...], exclude: [...],
+// maxDescription: n}).
+func goldenOptions(t *testing.T, doc *openapi.Document) Options {
+	t.Helper()
+	raw, ok := doc.T.Extensions["x-toolgen-test-options"]
+	if !ok {
+		return Options{}
+	}
+	b, err := json.Marshal(raw)
+	require.NoError(t, err)
+	var o struct {
+		Include        []string `json:"include"`
+		Exclude        []string `json:"exclude"`
+		MaxDescription int      `json:"maxDescription"`
+	}
+	require.NoError(t, json.Unmarshal(b, &o))
+	return Options{Include: o.Include, Exclude: o.Exclude, MaxDescription: o.MaxDescription}
 }
 
 func compareGolden(t *testing.T, path string, got []byte) {
