@@ -121,7 +121,10 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 	n := p.node(yaml.MappingNode, "!!map")
 	n.Style = yaml.FlowStyle
 	p.pos++ // {
-	var seen map[string]struct{} // past a few members; below, a scan is cheaper
+
+	// Past a few members, duplicates are found with a map; below, a scan
+	// is cheaper.
+	var seen map[string]struct{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
