@@ -13,12 +13,7 @@ import (
 // check lists the warnings of a loaded document: kin-openapi's validation
 // findings, demoted, and the oddities that matter to tool generation.
 func check(ctx context.Context, t *openapi3.T) []Warning {
-	var ws []Warning
-	// Examples are documentation; validating them costs time on large
-	// documents and says nothing about whether calls will work.
-	if err := t.Validate(ctx, openapi3.EnableMultiError(), openapi3.DisableExamplesValidation()); err != nil {
-		ws = appendValidation(ws, err, nil)
-	}
+	ws := validate(ctx, t)
 	ops := Operations(t)
 	if len(ops) == 0 {
 		ws = append(ws, Warning{Location: "paths", Message: "the document has no operations"})
@@ -53,6 +48,23 @@ func check(ctx context.Context, t *openapi3.T) []Warning {
 			Location: list[0].Location(),
 			Message:  fmt.Sprintf("operationId %q is used by %d operations: %s", id, len(list), strings.Join(where, ", ")),
 		})
+	}
+	return ws
+}
+
+// validate runs kin-openapi's validation. Its findings only warn, so a
+// validator that trips over an odd document (kin-openapi notes that some may
+// dereference nil once past a first error) must not fail the load either.
+func validate(ctx context.Context, t *openapi3.T) (ws []Warning) {
+	defer func() {
+		if r := recover(); r != nil {
+			ws = append(ws, Warning{Location: "document", Message: fmt.Sprintf("validation stopped early: kin-openapi failed: %v", r)})
+		}
+	}()
+	// Examples are documentation; validating them costs time on large
+	// documents and says nothing about whether calls will work.
+	if err := t.Validate(ctx, openapi3.EnableMultiError(), openapi3.DisableExamplesValidation()); err != nil {
+		ws = appendValidation(ws, err, nil)
 	}
 	return ws
 }
