@@ -55,15 +55,21 @@ func check(ctx context.Context, t *openapi3.T) []Warning {
 // validate runs kin-openapi's validation. Its findings only warn, so a
 // validator that trips over an odd document (kin-openapi notes that some may
 // dereference nil once past a first error) must not fail the load either.
-func validate(ctx context.Context, t *openapi3.T) (ws []Warning) {
+func validate(ctx context.Context, t *openapi3.T) []Warning {
+	return validateWith(func() error {
+		// Examples are documentation; validating them costs time on large
+		// documents and says nothing about whether calls will work.
+		return t.Validate(ctx, openapi3.EnableMultiError(), openapi3.DisableExamplesValidation())
+	})
+}
+
+func validateWith(run func() error) (ws []Warning) {
 	defer func() {
 		if r := recover(); r != nil {
-			ws = append(ws, Warning{Location: "document", Message: fmt.Sprintf("validation stopped early: kin-openapi failed: %v", r)})
+			ws = []Warning{{Location: "document", Message: fmt.Sprintf("validation stopped early: kin-openapi failed: %v", r)}}
 		}
 	}()
-	// Examples are documentation; validating them costs time on large
-	// documents and says nothing about whether calls will work.
-	if err := t.Validate(ctx, openapi3.EnableMultiError(), openapi3.DisableExamplesValidation()); err != nil {
+	if err := run(); err != nil {
 		ws = appendValidation(ws, err, nil)
 	}
 	return ws
