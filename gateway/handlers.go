@@ -264,7 +264,19 @@ func (s *Server) callTool(r *request) (any, error) {
 	method, path := tool.Route()
 	r.log(levelDebug, map[string]any{"message": "calling backend", "tool": tool.Name, "request": method + " " + path})
 	start := time.Now()
-	res := c.Caller.Call(r.ctx, tool, p.Arguments)
+	res := c.Caller.CallObserved(r.ctx, tool, p.Arguments, func(pr toolgen.Progress) {
+		switch pr.Stage {
+		case toolgen.StageSent:
+			r.progress(int(pr.Stage), toolgen.StageCount, "request sent to the backend")
+		case toolgen.StageAnswered:
+			msg := fmt.Sprintf("backend answered %d %s", pr.Status, http.StatusText(pr.Status))
+			r.progress(int(pr.Stage), toolgen.StageCount, msg)
+			r.log(levelDebug, map[string]any{"message": msg, "tool": tool.Name, "status": pr.Status,
+				"elapsedMs": time.Since(start).Milliseconds()})
+		case toolgen.StageMapped:
+			r.progress(int(pr.Stage), toolgen.StageCount, "response read")
+		}
+	})
 	if r.ctx.Err() != nil {
 		return nil, errCancelled
 	}

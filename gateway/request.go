@@ -56,6 +56,22 @@ func (r *request) log(level logLevel, data any) {
 	r.out.notify("notifications/message", logMessage{Level: level.String(), Logger: "mcp-gateway", Data: data})
 }
 
+// progress sends notifications/progress when the client asked for it with
+// a progress token. Values must increase; callers pass stage numbers.
+func (r *request) progress(done, total int, message string) {
+	if r.progressToken == nil || r.out == nil {
+		return
+	}
+	r.out.notify("notifications/progress", progressParams{Token: r.progressToken, Progress: done, Total: total, Message: message})
+}
+
+type progressParams struct {
+	Token    json.RawMessage `json:"progressToken"`
+	Progress int             `json:"progress"`
+	Total    int             `json:"total,omitempty"`
+	Message  string          `json:"message,omitempty"`
+}
+
 // requestMeta is the part of params._meta the transport reads.
 type requestMeta struct {
 	Meta *struct {

@@ -340,3 +340,36 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+func TestProgressTokenStreamsIncreasingProgress(t *testing.T) {
+	g := newTestGateway(t, Config{})
+	sid := g.initialize(t, "2025-11-25")
+	r := g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1},"_meta":{"progressToken":"p-1"}}}`)
+	require.Equal(t, "text/event-stream", r.header.Get("Content-Type"))
+	evs := sseData(r.body)
+	last := 0.0
+	n := 0
+	for _, ev := range evs[:len(evs)-1] {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Token    string  `json:"progressToken"`
+				Progress float64 `json:"progress"`
+				Total    float64 `json:"total"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(ev, &m))
+		require.Equal(t, "notifications/progress", m.Method)
+		require.Equal(t, "p-1", m.Params.Token)
+		require.Greater(t, m.Params.Progress, last, "progress must increase")
+		last = m.Params.Progress
+		n++
+	}
+	require.Equal(t, 3, n)
+	require.Equal(t, 3.0, last)
+	require.Contains(t, r.msg(t), "result", "the response comes last")
+	// Logging at debug level gives at least three messages per call.
+	g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	r = g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1}}}`)
+	require.Len(t, sseData(r.body), 4)
+}

@@ -196,6 +196,15 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // longer or shorter than the configured timeout. ctx bounds it too, and
 // cancelling ctx aborts the backend request.
 func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage) *Result {
+	return c.CallObserved(ctx, t, args, nil)
+}
+
+// CallObserved is Call that reports the stages of the backend exchange to
+// observe (which may be nil) as they happen, on the calling goroutine.
+func (c *Caller) CallObserved(ctx context.Context, t *Tool, args json.RawMessage, observe Observer) *Result {
+	if observe == nil {
+		observe = func(Progress) {}
+	}
 	if t == nil || t.binding == nil {
 		return ErrorResult("this tool is not bound to a backend operation")
 	}
@@ -217,15 +226,18 @@ func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage) *Resul
 	if aerr != nil {
 		return aerr.result()
 	}
+	observe(Progress{Stage: StageSent})
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return c.transportFailure(ctx, callCtx, p, err)
 	}
 	defer resp.Body.Close()
+	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
 	res, err := c.mapResponse(p, req.Method, publicURL, resp)
 	if err != nil {
 		return c.transportFailure(ctx, callCtx, p, err)
 	}
+	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
 	return res
 }
 
