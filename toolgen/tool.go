@@ -68,3 +68,11 @@ type bodyBinding struct {
 	// Arg: when not flattened, the one argument that holds the whole body.
 	Arg string
 }
+
+// Route returns the HTTP method and path template the tool calls.
+func (t *Tool) Route() (method, path string) {
+	if t.binding == nil {
+		return "", ""
+	}
+	return t.binding.Method, t.binding.Path
+}
