@@ -36,51 +36,82 @@ func (s *Subscription) Close() { s.once.Do(s.close) }
 // no data a reader cannot recover from the stores.
 const subscriptionBuffer = 16
 
-// Memory is the in-process Bus for a single replica.
-type Memory struct {
+// fanout delivers messages to this process's subscribers. Memory is a
+// fanout; Redis puts one in front of its Redis subscription.
+type fanout struct {
 	mu     sync.Mutex
 	topics map[string]map[*Subscription]struct{}
+	// first and last are told when a topic gains its first or loses its
+	// last local subscriber (Redis subscribes and unsubscribes then).
+	first, last func(topic string)
 }
 
-var _ Bus = (*Memory)(nil)
+func newFanout() *fanout { return &fanout{topics: map[string]map[*Subscription]struct{}{}} }
 
-// NewMemory returns an empty in-process bus.
-func NewMemory() *Memory { return &Memory{topics: map[string]map[*Subscription]struct{}{}} }
-
-func (m *Memory) Publish(_ context.Context, topic string, payload []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for s := range m.topics[topic] {
+func (f *fanout) deliver(topic string, payload []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.topics[topic] {
 		select {
 		case s.c <- payload:
 		default: // at most once: a full subscriber misses this hint
 		}
 	}
-	return nil
 }
 
-func (m *Memory) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
+func (f *fanout) count(topic string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.topics[topic])
+}
+
+func (f *fanout) subscribe(ctx context.Context, topic string) *Subscription {
 	s := &Subscription{c: make(chan []byte, subscriptionBuffer)}
 	s.close = func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		delete(m.topics[topic], s)
-		if len(m.topics[topic]) == 0 {
-			delete(m.topics, topic)
+		f.mu.Lock()
+		delete(f.topics[topic], s)
+		gone := len(f.topics[topic]) == 0
+		if gone {
+			delete(f.topics, topic)
 		}
 		close(s.c)
+		f.mu.Unlock()
+		if gone && f.last != nil {
+			f.last(topic)
+		}
 	}
-	m.mu.Lock()
-	if m.topics[topic] == nil {
-		m.topics[topic] = map[*Subscription]struct{}{}
+	f.mu.Lock()
+	isFirst := f.topics[topic] == nil
+	if isFirst {
+		f.topics[topic] = map[*Subscription]struct{}{}
 	}
-	m.topics[topic][s] = struct{}{}
-	m.mu.Unlock()
+	f.topics[topic][s] = struct{}{}
+	f.mu.Unlock()
+	if isFirst && f.first != nil {
+		f.first(topic)
+	}
 	if ctx.Done() != nil {
 		go func() {
 			<-ctx.Done()
 			s.Close()
 		}()
 	}
-	return s, nil
+	return s
+}
+
+// Memory is the in-process Bus for a single replica.
+type Memory struct{ f *fanout }
+
+var _ Bus = (*Memory)(nil)
+
+// NewMemory returns an empty in-process bus.
+func NewMemory() *Memory { return &Memory{f: newFanout()} }
+
+func (m *Memory) Publish(_ context.Context, topic string, payload []byte) error {
+	m.f.deliver(topic, payload)
+	return nil
+}
+
+func (m *Memory) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
+	return m.f.subscribe(ctx, topic), nil
 }
