@@ -113,6 +113,19 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (*initi
 	}, sess, nil
 }
 
+// updateSession changes a session record, refreshes this replica's cache and
+// tells the other replicas to drop theirs.
+func (s *Server) updateSession(ctx context.Context, sid string, fn func(*sessions.Session) error) (*sessions.Session, error) {
+	sess, err := s.store.Update(ctx, sid, fn)
+	if err != nil {
+		s.log.Warn("updating session failed", "err", err, "session", sid)
+		return nil, err
+	}
+	s.cache.put(sess, time.Now())
+	s.announce(ctx, broadcast{Kind: "changed", Session: sid})
+	return sess, nil
+}
+
 // storeError turns a store failure into the error the client sees.
 func (s *Server) storeError(err error) error {
 	s.log.Error("session store failed", "err", err)
@@ -134,8 +147,14 @@ func (s *Server) setLogLevel(r *request) (any, error) {
 	if _, ok := parseLogLevel(*p.Level); !ok {
 		return nil, errInvalidParams("Invalid params for logging/setLevel: unknown level %q (one of %s)", *p.Level, strings.Join(levelNames, ", "))
 	}
-	if _, err := s.store.Update(r.ctx, r.session.ID, func(x *sessions.Session) error { x.LogLevel = *p.Level; return nil }); err != nil {
+	if _, err := s.updateSession(r.ctx, r.session.ID, func(x *sessions.Session) error { x.LogLevel = *p.Level; return nil }); err != nil {
 		return nil, s.storeError(err)
+	}
+	// Session-wide events go to the session's push stream, which any
+	// replica may hold.
+	if lvl, _ := parseLogLevel(*p.Level); lvl <= levelInfo {
+		s.sessionSink(r.session.ID).notify("notifications/message", logMessage{Level: "info", Logger: "mcp-gateway",
+			Data: map[string]string{"message": "log level set to " + *p.Level}})
 	}
 	return struct{}{}, nil
 }

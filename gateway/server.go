@@ -52,6 +52,10 @@ type Config struct {
 	Instructions string
 	// ListTTL is the ttlMs hint on 2026-07-28 list results. Zero means 5 minutes.
 	ListTTL time.Duration
+	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
+	// session record when an invalidation from another replica was lost.
+	// Zero means 2s.
+	SessionCacheTTL time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -78,6 +82,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ListTTL <= 0 {
 		c.ListTTL = 5 * time.Minute
+	}
+	if c.SessionCacheTTL <= 0 {
+		c.SessionCacheTTL = 2 * time.Second
 	}
 	return c
 }
@@ -109,6 +116,7 @@ type Server struct {
 	origin originPolicy
 
 	catalog atomic.Pointer[catalogState]
+	cache   *sessionCache
 
 	// inflight maps session id + request id to the cancel func of a running
 	// session-era request, for notifications/cancelled.
@@ -149,6 +157,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		origin:   origin,
 		inflight: map[inflightKey]context.CancelFunc{},
 		done:     make(chan struct{}),
+		cache:    newSessionCache(cfg.SessionCacheTTL),
 	}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: cfg.SessionTTL})
@@ -181,11 +190,24 @@ func (s *Server) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Run does the gateway's background work (sweeping expired sessions) until
-// ctx ends, then ends every open stream and waits for them.
+// Run does the gateway's background work until ctx ends: it runs the bus
+// (when the bus has a loop of its own), applies other replicas' broadcasts,
+// sweeps expired sessions and stale cache entries. Then it ends every open
+// stream and waits for them and for its loops.
 func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if runner, ok := s.bus.(interface{ Run(context.Context) error }); ok {
+		wg.Go(func() {
+			if err := runner.Run(ctx); err != nil {
+				s.log.Error("message bus stopped", "err", err)
+			}
+		})
+	}
+	wg.Go(func() { s.listenReplicas(ctx) })
+	defer wg.Wait()
+
 	sweeper, _ := s.store.(interface{ Sweep() int })
-	interval := min(s.cfg.SessionTTL/4, time.Minute)
+	interval := min(s.cfg.SessionTTL/4, s.cfg.SessionCacheTTL, time.Minute)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -194,7 +216,8 @@ func (s *Server) Run(ctx context.Context) error {
 			s.Shutdown()
 			s.streams.Wait()
 			return nil
-		case <-t.C:
+		case now := <-t.C:
+			s.cache.sweep(now)
 			if sweeper != nil {
 				if n := sweeper.Sweep(); n > 0 {
 					s.log.Debug("expired idle sessions", "count", n)

@@ -245,6 +245,20 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 // lookupSession resolves a session id, writing the error response itself
 // when it cannot.
 func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage) *sessions.Session {
+	now := time.Now()
+	// A cached record serves only while it is provably alive: within the
+	// TTL of its last touch, and still there when the touch is due.
+	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= s.cfg.SessionTTL {
+		if s.touch(r.Context(), sess, now) {
+			return sess
+		}
+		s.cache.drop(sid)
+	}
+	if !validSessionID(sid) {
+		// Not an id this gateway mints: no store round trip needed.
+		s.writeError(w, http.StatusNotFound, id, newError(codeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one"))
+		return nil
+	}
 	sess, err := s.store.Get(r.Context(), sid)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
@@ -255,13 +269,47 @@ func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid strin
 		s.writeError(w, http.StatusServiceUnavailable, id, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
 		return nil
 	}
-	// Refresh the idle TTL lazily: at most a few writes per TTL, not one per request.
-	if now := time.Now(); now.Sub(sess.LastSeen) > s.cfg.SessionTTL/16 {
-		if err := s.store.Touch(r.Context(), sid, now); err != nil && !errors.Is(err, sessions.ErrNotFound) {
-			s.log.Warn("session touch failed", "err", err, "session", sid)
+	if !s.touch(r.Context(), sess, now) {
+		s.writeError(w, http.StatusNotFound, id, newError(codeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one"))
+		return nil
+	}
+	s.cache.put(sess, now)
+	return sess
+}
+
+// touch refreshes a session's idle TTL lazily: at most a few writes per TTL,
+// not one per request. It reports false when the session is gone.
+func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Time) bool {
+	if now.Sub(sess.LastSeen) <= s.cfg.SessionTTL/16 {
+		return true
+	}
+	if err := s.store.Touch(ctx, sess.ID, now); err != nil {
+		if errors.Is(err, sessions.ErrNotFound) {
+			return false
+		}
+		// The store is down: serve from what we know; the request itself
+		// fails later if it needs the store.
+		s.log.Warn("session touch failed", "err", err, "session", sess.ID)
+		return true
+	}
+	cp := *sess
+	cp.LastSeen = now
+	s.cache.put(&cp, now)
+	return true
+}
+
+// validSessionID: the gateway mints 43 URL-safe base64 characters.
+func validSessionID(id string) bool {
+	if len(id) != 43 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
 		}
 	}
-	return sess
+	return true
 }
 
 // checkSessionVersion enforces MCP-Protocol-Version on a session request:
@@ -358,9 +406,7 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 	switch msg.Method {
 	case "notifications/initialized":
 		if !sess.Initialized {
-			if _, err := s.store.Update(ctx, sess.ID, func(x *sessions.Session) error { x.Initialized = true; return nil }); err != nil {
-				s.log.Warn("marking session initialized failed", "err", err, "session", sess.ID)
-			}
+			s.updateSession(ctx, sess.ID, func(x *sessions.Session) error { x.Initialized = true; return nil })
 		}
 	case "notifications/cancelled":
 		var p struct {
@@ -369,13 +415,22 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 		if json.Unmarshal(msg.Params, &p) != nil || p.RequestID == nil {
 			return
 		}
-		s.inflightMu.Lock()
-		cancel := s.inflight[inflightKey{session: sess.ID, id: canonicalID(p.RequestID)}]
-		s.inflightMu.Unlock()
-		if cancel != nil {
-			cancel()
+		if !s.cancelLocal(sess.ID, p.RequestID) {
+			// The request runs on another replica (or already ended).
+			s.announce(ctx, broadcast{Kind: "cancel", Session: sess.ID, Request: p.RequestID})
 		}
 	}
+}
+
+// cancelLocal cancels a request this replica runs; it reports whether it did.
+func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
+	s.inflightMu.Lock()
+	cancel := s.inflight[inflightKey{session: sid, id: canonicalID(id)}]
+	s.inflightMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return cancel != nil
 }
 
 // serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only.
@@ -464,6 +519,7 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.store.Delete(r.Context(), sid)
+	s.cache.drop(sid)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
@@ -473,6 +529,7 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
 		return
 	}
+	s.announce(r.Context(), broadcast{Kind: "ended", Session: sid})
 	s.wakeSession(r.Context(), sid)
 	w.WriteHeader(http.StatusOK)
 }

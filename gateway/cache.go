@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// sessionCache keeps recently used session records in the replica so that a
+// request on a live session costs no store round trip. Other replicas'
+// changes arrive as invalidations on the bus; maxAge bounds how stale an
+// entry can be when an invalidation is lost.
+type sessionCache struct {
+	maxAge time.Duration
+	mu     sync.Mutex
+	m      map[string]cachedSession
+}
+
+type cachedSession struct {
+	s       *sessions.Session
+	fetched time.Time
+}
+
+func newSessionCache(maxAge time.Duration) *sessionCache {
+	return &sessionCache{maxAge: maxAge, m: map[string]cachedSession{}}
+}
+
+// get returns a fresh cached record; callers must not modify it.
+func (c *sessionCache) get(id string, now time.Time) *sessions.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || now.Sub(e.fetched) > c.maxAge {
+		return nil
+	}
+	return e.s
+}
+
+func (c *sessionCache) put(s *sessions.Session, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[s.ID] = cachedSession{s: s, fetched: now}
+}
+
+func (c *sessionCache) drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+}
+
+// sweep drops stale entries so the cache holds only sessions in use.
+func (c *sessionCache) sweep(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, e := range c.m {
+		if now.Sub(e.fetched) > c.maxAge {
+			delete(c.m, id)
+		}
+	}
+}
+
+// The broadcast topic carries what every replica must hear: a session
+// changed or ended (drop it from the cache), or a request must be cancelled
+// (whichever replica runs it stops it).
+const broadcastTopic = "replicas"
+
+type broadcast struct {
+	Kind    string          `json:"k"` // "changed", "ended", "cancel"
+	Session string          `json:"s"`
+	Request json.RawMessage `json:"r,omitempty"`
+}
+
+func (s *Server) announce(ctx context.Context, b broadcast) {
+	data, err := json.Marshal(b)
+	if err == nil {
+		err = s.bus.Publish(ctx, broadcastTopic, data)
+	}
+	if err != nil {
+		s.log.Warn("broadcast to replicas failed", "err", err, "kind", b.Kind, "session", b.Session)
+	}
+}
+
+// listenReplicas applies other replicas' broadcasts until ctx ends.
+func (s *Server) listenReplicas(ctx context.Context) {
+	for ctx.Err() == nil {
+		sub, err := s.bus.Subscribe(ctx, broadcastTopic)
+		if err != nil {
+			s.log.Warn("subscribing to replica broadcasts failed", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for data := range sub.C() {
+			var b broadcast
+			if json.Unmarshal(data, &b) != nil {
+				continue
+			}
+			switch b.Kind {
+			case "changed", "ended":
+				s.cache.drop(b.Session)
+			case "cancel":
+				s.cancelLocal(b.Session, b.Request)
+			}
+		}
+	}
+}
