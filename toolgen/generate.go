@@ -439,8 +439,13 @@ func (g *generator) paramSchema(p *openapi3.Parameter, st *state) []byte {
 	return ms.json()
 }
 
+// schemaDialect names the JSON Schema dialect of every input schema, so a
+// client need not guess between draft-07 (older MCP revisions' default) and
+// 2020-12 (the default from 2025-11-25 on).
+const schemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
 func (g *generator) inputSchema(props members, required []string, st *state) []byte {
-	ms := members{{"type", jsonString("object")}}
+	ms := members{{"$schema", jsonString(schemaDialect)}, {"type", jsonString("object")}}
 	if len(props) > 0 {
 		ms.add("properties", props.json())
 	}

@@ -466,7 +466,7 @@ components:
 
 func TestNoArgumentTool(t *testing.T) {
 	set := genYAML(t, "  /ping:\n    get: {operationId: ping, "+okResponse+"}\n", Options{})
-	require.JSONEq(t, `{"type":"object","additionalProperties":false}`, string(tool(t, set, "ping").InputSchema))
+	require.JSONEq(t, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false}`, string(tool(t, set, "ping").InputSchema))
 }
 
 // A flattened body reaches the backend as the JSON object its properties
