@@ -1,0 +1,237 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClusterServer is a Redis Cluster of three masters with no replicas,
+// covering all 16384 slots.
+type ClusterServer struct {
+	// Addrs are the masters' host:port, all on loopback.
+	Addrs []string
+	// URL names every master in the form go-redis ParseClusterURL reads:
+	// redis://127.0.0.1:p1?addr=127.0.0.1:p2&addr=127.0.0.1:p3
+	URL string
+}
+
+// Client returns a cluster client of the masters, closed when t ends.
+func (c *ClusterServer) Client(t testing.TB) redis.UniversalClient {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs, DialTimeout: 2 * time.Second})
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// clusterReadyTimeout bounds the wait for cluster_state:ok on every node.
+const clusterReadyTimeout = 30 * time.Second
+
+var (
+	mainActive atomic.Bool // Main is running the tests: share one cluster
+
+	sharedOnce    sync.Once
+	sharedCluster *cluster
+	sharedErr     error
+)
+
+// Main runs a package's tests and then stops the cluster they shared. Call
+// it from TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// With Main, every Cluster call in the binary returns one cluster, started on
+// first use (about a second) and stopped after the last test; tests keep
+// apart by key prefix. Without Main, each Cluster call starts a cluster of
+// its own, stopped when its test ends.
+func Main(m *testing.M) {
+	mainActive.Store(true)
+	code := m.Run()
+	if sharedCluster != nil {
+		sharedCluster.stop()
+		_ = os.RemoveAll(sharedCluster.dir)
+	}
+	os.Exit(code)
+}
+
+// Cluster returns a running three-master Redis Cluster whose every node
+// reports cluster_state:ok: the binary's shared one under Main, else one
+// stopped when t ends. It skips t when redis-server or redis-cli is not on
+// PATH. Tests must not reconfigure or stop a shared cluster's nodes.
+func Cluster(t testing.TB) *ClusterServer {
+	t.Helper()
+	if err := lookBinaries("redis-server", "redis-cli"); err != nil {
+		fail(t, err)
+	}
+	if mainActive.Load() {
+		sharedOnce.Do(func() {
+			dir, err := os.MkdirTemp("", "redistest-cluster-")
+			if err != nil {
+				sharedErr = fmt.Errorf("redistest: %w", err)
+				return
+			}
+			sharedCluster, sharedErr = startCluster(dir)
+			if sharedErr != nil {
+				_ = os.RemoveAll(dir)
+			}
+		})
+		if sharedErr != nil {
+			t.Fatal(sharedErr)
+		}
+		return sharedCluster.public()
+	}
+	c, err := startCluster(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.stop)
+	return c.public()
+}
+
+// cluster is the set of processes behind a ClusterServer.
+type cluster struct {
+	dir   string
+	nodes []*server
+}
+
+func (c *cluster) public() *ClusterServer {
+	cs := &ClusterServer{}
+	for _, n := range c.nodes {
+		cs.Addrs = append(cs.Addrs, n.addr())
+	}
+	cs.URL = "redis://" + cs.Addrs[0]
+	for i, a := range cs.Addrs[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		cs.URL += sep + "addr=" + a
+	}
+	return cs
+}
+
+func (c *cluster) stop() {
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		wg.Go(n.stop)
+	}
+	wg.Wait()
+}
+
+// startCluster starts three cluster-enabled masters, joins them with
+// redis-cli --cluster create and waits until each reports the cluster ok.
+// A port taken between choosing and binding it costs a retry on new ports.
+func startCluster(dir string) (*cluster, error) {
+	var lastErr error
+	for attempt := range portAttempts {
+		c, err := tryCluster(filepath.Join(dir, "attempt-"+strconv.Itoa(attempt)))
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func tryCluster(dir string) (_ *cluster, err error) {
+	const masters = 3
+	// Each node needs its client port and its cluster bus port; naming the
+	// bus port (--cluster-port) avoids assuming port+10000 is free.
+	ports, err := freePorts(2 * masters)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dir: dir}
+	defer func() {
+		if err != nil {
+			c.stop()
+		}
+	}()
+	for i := range masters {
+		nodeDir, err := newDir(dir, "node-"+strconv.Itoa(i))
+		if err != nil {
+			return nil, fmt.Errorf("redistest: %w", err)
+		}
+		n := &server{
+			port: ports[i],
+			dir:  nodeDir,
+			log:  filepath.Join(nodeDir, "redis.log"),
+			args: []string{
+				"--cluster-enabled", "yes",
+				"--cluster-config-file", filepath.Join(nodeDir, "nodes.conf"),
+				"--cluster-node-timeout", "2000",
+				"--cluster-port", strconv.Itoa(ports[masters+i]),
+			},
+		}
+		if err := n.start(); err != nil {
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := []string{"--cluster", "create"}
+	for _, n := range c.nodes {
+		args = append(args, n.addr())
+	}
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("redistest: redis-cli %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, n := range c.nodes {
+		if err := awaitClusterOK(n, masters); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// awaitClusterOK polls CLUSTER INFO on one node until it sees the whole
+// cluster: state ok, every slot served, every master known.
+func awaitClusterOK(n *server, masters int) error {
+	cl := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+	defer cl.Close()
+	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:" + strconv.Itoa(masters)}
+	deadline := time.Now().Add(clusterReadyTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var info string
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		info, _ = cl.ClusterInfo(ctx).Result()
+		cancel()
+		if hasLines(info, want) {
+			return nil
+		}
+		if n.exited() {
+			return fmt.Errorf("redistest: cluster node %s exited%s", n.addr(), n.logTail())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: cluster node %s not ok within %v; CLUSTER INFO:\n%s", n.addr(), clusterReadyTimeout, info)
+		}
+		<-tick.C
+	}
+}
+
+func hasLines(info string, want []string) bool {
+	lines := map[string]bool{}
+	for _, l := range strings.Split(info, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, w := range want {
+		if !lines[w] {
+			return false
+		}
+	}
+	return true
+}
