@@ -31,6 +31,14 @@ type config struct {
 	MountPath string
 	RedisURL  string
 
+	RedisMode         string
+	RedisUsername     string
+	RedisPassword     string
+	RedisPasswordFile string
+	RedisPrefix       string
+	StreamMaxEvents   int
+	StreamMaxAge      time.Duration
+
 	AllowedOrigins       []string
 	AllowedHosts         []string
 	SessionTTL           time.Duration
@@ -87,6 +95,20 @@ var options = []option{
 		set: path(func(c *config) *string { return &c.MountPath })},
 	{key: "redis_url", usage: "Redis URL for shared state across replicas; empty means the embedded in-memory store (one replica)",
 		set: str(func(c *config) *string { return &c.RedisURL })},
+	{key: "redis_mode", def: "auto", usage: "how to read redis_url: auto, standalone, cluster or sentinel (auto: master_name=... means sentinel, addr=... cluster)",
+		set: oneOf([]string{"auto", "standalone", "cluster", "sentinel"}, func(c *config) *string { return &c.RedisMode })},
+	{key: "redis_username", usage: "Redis ACL user (overrides the URL's)",
+		set: str(func(c *config) *string { return &c.RedisUsername })},
+	{key: "redis_password", usage: "Redis password (overrides the URL's); prefer redis_password_file",
+		set: str(func(c *config) *string { return &c.RedisPassword })},
+	{key: "redis_password_file", usage: "file holding the Redis password (read at start)",
+		set: str(func(c *config) *string { return &c.RedisPasswordFile })},
+	{key: "redis_prefix", def: "mcpgw:", usage: "prefix of every Redis key and channel (lets gateways share a Redis)",
+		set: str(func(c *config) *string { return &c.RedisPrefix })},
+	{key: "stream_max_events", def: "1000", usage: "events kept per session push stream for Last-Event-ID replay",
+		set: positiveInt(func(c *config) *int { return &c.StreamMaxEvents })},
+	{key: "stream_max_age", def: "1h", usage: "oldest event kept per session push stream for replay",
+		set: duration(func(c *config) *time.Duration { return &c.StreamMaxAge })},
 	{key: "allowed_origins", repeat: true, usage: "Origin values browsers may send (comma-separated; * for any); empty means loopback origins when listening on loopback",
 		set: list(func(c *config) *[]string { return &c.AllowedOrigins })},
 	{key: "allowed_hosts", repeat: true, usage: "extra Host names accepted when listening on loopback (DNS-rebinding protection)",
@@ -226,8 +248,8 @@ func (c *config) validate() error {
 		return &configError{key: "openapi", source: "combined", reason: "required (or use --demo)"}
 	case c.BackendBearerToken != "" && c.BackendBearerFile != "":
 		return &configError{key: "backend_bearer_token_file", source: "combined", reason: "set either backend_bearer_token or backend_bearer_token_file, not both"}
-	case c.RedisURL != "":
-		return &configError{key: "redis_url", source: "combined", reason: "Redis-backed state is not available in this build yet; leave it empty for the in-memory store"}
+	case c.RedisPassword != "" && c.RedisPasswordFile != "":
+		return &configError{key: "redis_password_file", source: "combined", reason: "set either redis_password or redis_password_file, not both"}
 	}
 	return nil
 }

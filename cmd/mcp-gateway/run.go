@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
@@ -63,6 +64,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitFailure
 	}
 
+	limits := sessions.Limits{TTL: cfg.SessionTTL, MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge}
+	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits)}
+	if cfg.RedisURL != "" {
+		store, bus, closeRedis, err := redisState(ctx, cfg, limits)
+		var ce *configError
+		switch {
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+			return exitConfig
+		case err != nil:
+			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
+		}
+		defer closeRedis()
+		deps.Store, deps.Bus = store, bus
+		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
+	}
+
 	srv, err := gateway.New(gateway.Config{
 		MountPath:            cfg.MountPath,
 		ListenAddr:           cfg.Listen,
@@ -74,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,
 		ServerVersion:        version,
-	}, gateway.Deps{Logger: log})
+	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
 		return exitConfig

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// redisClient builds the client redis_url names. The form decides the kind
+// unless redis_mode says it: a master_name query parameter means Sentinel,
+// addr parameters mean Cluster, anything else a single server. redis:// and
+// rediss:// (TLS) both work in every mode.
+func redisClient(cfg *config) (redis.UniversalClient, error) {
+	u, err := url.Parse(cfg.RedisURL)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, &configError{key: "redis_url", source: "combined", reason: "must be redis://host:port[/db] or rediss://..."}
+	}
+	mode := cfg.RedisMode
+	if mode == "auto" {
+		q := u.Query()
+		switch {
+		case q.Has("master_name"):
+			mode = "sentinel"
+		case q.Has("addr"):
+			mode = "cluster"
+		default:
+			mode = "standalone"
+		}
+	}
+	password := cfg.RedisPassword
+	if cfg.RedisPasswordFile != "" {
+		b, err := os.ReadFile(cfg.RedisPasswordFile)
+		if err != nil {
+			return nil, &configError{key: "redis_password_file", source: "combined", reason: "cannot read the file"}
+		}
+		password = strings.TrimRight(string(b), "\r\n")
+	}
+	bad := func(err error) error {
+		return &configError{key: "redis_url", source: "combined", reason: fmt.Sprintf("not a valid %s URL: %v", mode, err)}
+	}
+	switch mode {
+	case "cluster":
+		o, err := redis.ParseClusterURL(cfg.RedisURL)
+		if err != nil {
+			return nil, bad(err)
+		}
+		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		return redis.NewClusterClient(o), nil
+	case "sentinel":
+		o, err := redis.ParseFailoverURL(cfg.RedisURL)
+		if err != nil {
+			return nil, bad(err)
+		}
+		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		return redis.NewFailoverClient(o), nil
+	default:
+		o, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, bad(err)
+		}
+		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		return redis.NewClient(o), nil
+	}
+}
+
+// setAuth lets redis_username/redis_password(_file) override the URL's
+// userinfo, so secrets need not sit in the URL.
+func setAuth(user, pass *string, cfgUser, cfgPass string) {
+	if cfgUser != "" {
+		*user = cfgUser
+	}
+	if cfgPass != "" {
+		*pass = cfgPass
+	}
+}
+
+// redisState returns the shared store and bus. Redis need not be up: the
+// gateway starts, /readyz fails, and it recovers when Redis comes back.
+func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (sessions.Store, pubsub.Bus, func(), error) {
+	c, err := redisClient(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		// Not fatal: report and carry on unready.
+		err = fmt.Errorf("redis not reachable yet: %w", err)
+		return sessions.NewRedis(c, cfg.RedisPrefix, limits), pubsub.NewRedis(c, cfg.RedisPrefix), func() { c.Close() }, err
+	}
+	return sessions.NewRedis(c, cfg.RedisPrefix, limits), pubsub.NewRedis(c, cfg.RedisPrefix), func() { c.Close() }, nil
+}
