@@ -1,8 +1,8 @@
 package redistest
 
 import (
+	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // startTimeout bounds how long a redis-server may take to answer PING.
@@ -67,17 +65,14 @@ func (s *server) start() error {
 }
 
 // awaitPing polls PING until it answers PONG, the process exits, or
-// startTimeout passes.
+// startTimeout passes. It speaks RESP over a bare connection rather than
+// through go-redis, whose pool logs every refused dial.
 func (s *server) awaitPing() error {
-	c := redis.NewClient(&redis.Options{Addr: s.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
-	defer c.Close()
 	deadline := time.Now().Add(startTimeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
+		err := ping(s.addr())
 		if err == nil {
 			return nil
 		}
@@ -90,6 +85,27 @@ func (s *server) awaitPing() error {
 			return fmt.Errorf("redistest: redis-server on port %d did not answer PING within %v: %v%s", s.port, startTimeout, err, s.logTail())
 		}
 	}
+}
+
+// ping sends one inline PING and expects +PONG.
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
 }
 
 // stop ends the process: SIGTERM, then SIGKILL if it lingers.
