@@ -40,6 +40,7 @@ var (
 	mainActive atomic.Bool // Main is running the tests: share one cluster
 
 	sharedOnce    sync.Once
+	sharedDir     string // holds the shared cluster's files; Main removes it
 	sharedCluster *cluster
 	sharedErr     error
 )
@@ -58,7 +59,9 @@ func Main(m *testing.M) {
 	code := m.Run()
 	if sharedCluster != nil {
 		sharedCluster.stop()
-		_ = os.RemoveAll(sharedCluster.dir)
+	}
+	if sharedDir != "" {
+		_ = os.RemoveAll(sharedDir)
 	}
 	os.Exit(code)
 }
@@ -79,10 +82,8 @@ func Cluster(t testing.TB) *ClusterServer {
 				sharedErr = fmt.Errorf("redistest: %w", err)
 				return
 			}
+			sharedDir = dir
 			sharedCluster, sharedErr = startCluster(dir)
-			if sharedErr != nil {
-				_ = os.RemoveAll(dir)
-			}
 		})
 		if sharedErr != nil {
 			t.Fatal(sharedErr)
@@ -99,7 +100,6 @@ func Cluster(t testing.TB) *ClusterServer {
 
 // cluster is the set of processes behind a ClusterServer.
 type cluster struct {
-	dir   string
 	nodes []*server
 }
 
@@ -150,7 +150,7 @@ func tryCluster(dir string) (_ *cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dir: dir}
+	c := &cluster{}
 	defer func() {
 		if err != nil {
 			c.stop()
