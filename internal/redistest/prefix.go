@@ -35,7 +35,9 @@ func Prefix(t testing.TB) string {
 // Cleanup deletes every key starting with prefix when t ends, with SCAN and
 // DEL on every master of c (each node of a Cluster, each shard of a Ring).
 // A failure to clean is a test error: a shared server must not collect
-// leftovers silently.
+// leftovers silently. It matters for servers that outlive the test (the
+// machine's Redis, the cluster shared under Main); a Standalone is thrown
+// away whole, and one the test leaves stopped cannot be cleaned.
 func Cleanup(t testing.TB, c redis.UniversalClient, prefix string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
