@@ -165,7 +165,7 @@ func newReplicaEnv(t *testing.T, backend *replicaBackend, redisURL string, rdb r
 	return e
 }
 
-func (e *replicaEnv) url(i int) string { return "http://" + e.addrs[i] + "/mcp" }
+func (e *replicaEnv) url(i int) string  { return "http://" + e.addrs[i] + "/mcp" }
 func (e *replicaEnv) base(i int) string { return "http://" + e.addrs[i] }
 
 func (e *replicaEnv) proc(i int) *process {
