@@ -53,6 +53,7 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 			return nil, bad(err)
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		return redis.NewClusterClient(o), nil
 	case "sentinel":
 		o, err := redis.ParseFailoverURL(cfg.RedisURL)
@@ -60,6 +61,7 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 			return nil, bad(err)
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		return redis.NewFailoverClient(o), nil
 	default:
 		o, err := redis.ParseURL(cfg.RedisURL)
@@ -67,7 +69,23 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 			return nil, bad(err)
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
+		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		return redis.NewClient(o), nil
+	}
+}
+
+// failFast shortens go-redis's defaults (5 dial attempts, each command
+// retried 3 times: seconds per failing request) so that a dead Redis turns
+// into a prompt 503. URL query parameters still win.
+func failFast(q url.Values, dialTimeout *time.Duration, dialerRetries, maxRetries *int) {
+	if !q.Has("dial_timeout") {
+		*dialTimeout = time.Second
+	}
+	if !q.Has("dialer_retries") {
+		*dialerRetries = 1
+	}
+	if !q.Has("max_retries") {
+		*maxRetries = 1
 	}
 }
 
