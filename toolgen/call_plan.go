@@ -263,10 +263,24 @@ func newParamPlan(pb paramBinding, creds credentialSet) (paramPlan, error) {
 
 // wireDecodable reports whether openapi3filter can decode a parameter
 // serialized this way back into a value. It cannot for a few combinations
-// that OpenAPI leaves undefined or that its decoders reject, and for
-// exploded form objects, which it rebuilds from every query parameter of the
-// request (so an unrelated parameter would fail additionalProperties: false).
+// that OpenAPI leaves undefined or that its decoders reject, for exploded
+// form objects, which it rebuilds from every query parameter of the request
+// (so an unrelated parameter would fail additionalProperties: false), and
+// for schemas built with oneOf, anyOf, allOf or not. It decodes the text
+// of a oneOf/anyOf with every alternative and keeps the last (oneOf) or
+// first (anyOf) that decodes, whatever the argument was: "example" for
+// GitHub's `has` (oneOf: string, or array of enum [patch]) came back as
+// ["example"] and was refused, while `true` for oneOf [integer, string] came
+// back as the string "true" and was sent. It decodes an allOf with each
+// member in turn and keeps the last, which is nothing for a member without
+// a type ({description: ...}), so every value was "empty"; and it does not
+// decode not at all.
 func wireDecodable(in, style string, explode bool, schema *openapi3.SchemaRef) bool {
+	if schema != nil && schema.Value != nil {
+		if s := schema.Value; len(s.OneOf) > 0 || len(s.AnyOf) > 0 || len(s.AllOf) > 0 || s.Not != nil {
+			return false
+		}
+	}
 	kind := schemaKind(schema)
 	switch in {
 	case openapi3.ParameterInQuery:
@@ -433,6 +447,8 @@ func jsonKindName(first byte) string {
 		return "a string"
 	case 't', 'f':
 		return "a boolean"
+	case 'n':
+		return "null"
 	}
 	return "a number"
 }

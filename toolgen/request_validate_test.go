@@ -170,3 +170,87 @@ func TestCallReadOnlyPropertyRejected(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Equal(t, `invalid argument "body_id": readOnly property "id" in request`, ctText(res))
 }
+
+// TestCallParameterCompositions: a parameter whose schema is a oneOf,
+// anyOf, allOf or not is validated as the argument's JSON value.
+// openapi3filter decodes a oneOf/anyOf from the wire with every alternative
+// and keeps the last (oneOf) or first (anyOf) that decodes, so GitHub's
+// dependabot/list-alerts-for-repo `has=example` (oneOf: string, or array of
+// enum [patch]) came back as ["example"] and was refused, though the string
+// alternative takes it; an allOf came back empty when its last member has
+// no type; a not was not decoded at all.
+func TestCallParameterCompositions(t *testing.T) {
+	for _, version := range []string{"3.0.3", "3.1.0"} {
+		doc := ctDoc(t, `
+openapi: `+version+`
+info: {title: alternatives, version: "1"}
+paths:
+  /alerts/{id}:
+    get:
+      parameters:
+        - name: id
+          in: path
+          required: true
+          schema:
+            oneOf: [{type: integer}, {type: string}]
+        - name: has
+          in: query
+          schema:
+            oneOf:
+              - type: string
+              - type: array
+                items: {type: string, enum: [patch]}
+        - name: scope
+          in: query
+          schema:
+            anyOf:
+              - type: array
+                items: {type: string, enum: [runtime, development]}
+              - type: string
+                maxLength: 5
+        - name: X-Mode
+          in: header
+          schema:
+            oneOf: [{type: boolean}, {type: string, enum: [auto]}]
+        - name: limit
+          in: query
+          schema:
+            allOf: [{type: integer, minimum: 2}, {description: at least two}]
+        - name: user
+          in: query
+          schema: {type: string, not: {enum: [admin]}}
+      responses: {"200": {description: ok}}
+`)
+		cases := []struct{ args, wantURI, wantErr string }{
+			{`{"id": 7, "has": "example"}`, "/alerts/7?has=example", ""},
+			{`{"id": "wf.yml", "has": ["patch"]}`, "/alerts/wf.yml?has=patch", ""},
+			{`{"id": 7, "scope": "dev"}`, "/alerts/7?scope=dev", ""},
+			{`{"id": 7, "scope": ["runtime", "development"]}`, "/alerts/7?scope=runtime&scope=development", ""},
+			{`{"id": 7, "X-Mode": "auto"}`, "/alerts/7", ""},
+			{`{"id": 7, "X-Mode": true}`, "/alerts/7", ""},
+			{`{"id": 7, "has": ["other"]}`, "", `invalid argument "has"`},
+			{`{"id": 7, "scope": "development"}`, "", `invalid argument "scope"`},
+			{`{"id": 7, "X-Mode": "manual"}`, "", `invalid argument "X-Mode"`},
+			{`{"id": true}`, "", `invalid argument "id"`},
+			{`{"id": 7, "limit": 5}`, "/alerts/7?limit=5", ""},
+			{`{"id": 7, "limit": 1}`, "", `invalid argument "limit"`},
+			{`{"id": 7, "user": "ann"}`, "/alerts/7?user=ann", ""},
+			{`{"id": 7, "user": "admin"}`, "", `invalid argument "user"`},
+		}
+		for _, c := range cases {
+			t.Run(version+"/"+c.args, func(t *testing.T) {
+				backend := ctNewBackend(t, nil)
+				caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL})
+				res := ctCall(t, caller, ctTool(t, doc, "GET", "/alerts/{id}"), c.args)
+				if c.wantErr != "" {
+					require.True(t, res.IsError, "result: %s", ctText(res))
+					require.True(t, strings.HasPrefix(ctText(res), c.wantErr), "result: %s", ctText(res))
+					require.Empty(t, backend.requests())
+					return
+				}
+				ctOK(t, res)
+				require.Equal(t, c.wantURI, backend.last(t).RequestURI)
+			})
+		}
+	}
+}

@@ -188,6 +188,10 @@ func TestCallOutputSchemaContract(t *testing.T) {
 	}{
 		{"array for an object schema", ctReply(200, "application/json", []byte(`[1,2]`)),
 			"The backend call succeeded (200 OK), but its response does not fit this tool's output schema: the schema expects a JSON object but the response is an array. The response was:\n[1,2]"},
+		// GitHub's description gives null as the example of its
+		// empty-object responses, and Prism sends it.
+		{"null for an object schema", ctReply(201, "application/json", []byte(`null`)),
+			"The backend call succeeded (201 Created), but its response does not fit this tool's output schema: the schema expects a JSON object but the response is null. The response was:\nnull"},
 		{"text", ctReply(200, "text/plain", []byte("fine")),
 			"The backend call succeeded (200 OK), but its response does not fit this tool's output schema: the response is text/plain, not JSON. The response was:\nfine"},
 		{"binary", ctReply(200, "image/png", []byte("\x89PNG")),
