@@ -280,6 +280,9 @@ func (s *Server) callTool(r *request) (any, error) {
 	if !ok {
 		return nil, errInvalidParams("Unknown tool: %q", *p.Name)
 	}
+	if res := s.checkQuota(r); res != nil {
+		return &callToolResult{Result: res, resultMeta: s.stamp(r, false)}, nil
+	}
 	method, path := tool.Route()
 	r.log(levelDebug, map[string]any{"message": "calling backend", "tool": tool.Name, "request": method + " " + path})
 	start := time.Now()
@@ -309,6 +312,26 @@ func (s *Server) callTool(r *request) (any, error) {
 		r.log(levelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": elapsed.Milliseconds()})
 	}
 	return &callToolResult{Result: res, resultMeta: s.stamp(r, false)}, nil
+}
+
+// checkQuota applies the tool-call limit; a denial is a tool result the
+// model can act on (wait and retry), not a protocol error.
+func (s *Server) checkQuota(r *request) *toolgen.Result {
+	if s.cfg.ToolCallLimit.Unlimited() {
+		return nil
+	}
+	d, err := s.limiter.Allow(r.ctx, r.client, s.cfg.ToolCallLimit)
+	if err != nil {
+		s.log.Warn("rate limiter unavailable; letting the call through", "err", err)
+		return nil
+	}
+	if d.Allowed {
+		return nil
+	}
+	wait := max(d.RetryAfter.Round(100*time.Millisecond), 100*time.Millisecond)
+	r.log(levelWarning, map[string]any{"message": "rate limit exceeded", "retryAfterMs": wait.Milliseconds()})
+	return toolgen.ErrorResult(fmt.Sprintf("rate limit exceeded: at most %g tool calls per second (burst %d); retry in %s",
+		s.cfg.ToolCallLimit.Rate, s.cfg.ToolCallLimit.Burst, wait))
 }
 
 func firstText(res *toolgen.Result) string {

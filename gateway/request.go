@@ -28,6 +28,9 @@ type request struct {
 	clientInfo json.RawMessage
 	// session is nil in the stateless era.
 	session *sessions.Session
+	// client names the caller for quotas: the session, or in the stateless
+	// era the remote address.
+	client string
 	id      json.RawMessage
 	method  string
 	params  json.RawMessage

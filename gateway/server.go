@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -52,6 +53,11 @@ type Config struct {
 	Instructions string
 	// ListTTL is the ttlMs hint on 2026-07-28 list results. Zero means 5 minutes.
 	ListTTL time.Duration
+	// ToolCallLimit limits tools/call per client: per session in the session
+	// era, per remote address in the stateless era. Zero means unlimited.
+	// When the limiter's store is unreachable, calls are let through (fail
+	// open) and the failure is logged.
+	ToolCallLimit quota.Limit
 	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
 	// session record when an invalidation from another replica was lost.
 	// Zero means 2s.
@@ -95,6 +101,8 @@ type Deps struct {
 	Store sessions.Store
 	// Bus carries wake-up hints; nil means a pubsub.Memory.
 	Bus pubsub.Bus
+	// Limiter enforces Config.ToolCallLimit; nil means a quota.Memory.
+	Limiter quota.Limiter
 	// Logger receives the gateway's own log; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -110,8 +118,9 @@ type Catalog struct {
 // Server serves MCP. Create it with New, mount Handler, and call Run.
 type Server struct {
 	cfg    Config
-	store  sessions.Store
-	bus    pubsub.Bus
+	store   sessions.Store
+	bus     pubsub.Bus
+	limiter quota.Limiter
 	log    *slog.Logger
 	origin originPolicy
 
@@ -153,6 +162,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg:      cfg,
 		store:    deps.Store,
 		bus:      deps.Bus,
+		limiter:  deps.Limiter,
 		log:      deps.Logger,
 		origin:   origin,
 		inflight: map[inflightKey]context.CancelFunc{},
@@ -164,6 +174,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.bus == nil {
 		s.bus = pubsub.NewMemory()
+	}
+	if s.limiter == nil {
+		s.limiter = quota.NewMemory()
 	}
 	if s.log == nil {
 		s.log = slog.Default()

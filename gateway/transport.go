@@ -22,6 +22,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -162,6 +163,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		method:     msg.Method,
 		params:     msg.Params,
 		logLevel:   levelOff,
+		client:     "addr:" + remoteHost(r),
 	}
 	if meta.Meta.LogLevel != nil {
 		lvl, ok := parseLogLevel(*meta.Meta.LogLevel)
@@ -370,6 +372,7 @@ func (s *Server) sessionRequest(ctx context.Context, sess *sessions.Session, msg
 		caps:       sess.Capabilities,
 		clientInfo: sess.ClientInfo,
 		session:    sess,
+		client:     "session:" + sess.ID,
 		id:         msg.ID,
 		method:     msg.Method,
 		params:     msg.Params,
@@ -539,6 +542,14 @@ func newSessionID() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// remoteHost is the client's address without the port.
+func remoteHost(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 func isJSONContentType(ct string) bool {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/stretchr/testify/require"
 )
 
@@ -372,4 +373,20 @@ func TestProgressTokenStreamsIncreasingProgress(t *testing.T) {
 	g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	r = g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1}}}`)
 	require.Len(t, sseData(r.body), 4)
+}
+
+func TestToolCallRateLimit(t *testing.T) {
+	g := newTestGateway(t, Config{ToolCallLimit: quota.Limit{Rate: 0.001, Burst: 2}})
+	a := g.initialize(t, "2025-06-18")
+	b := g.initialize(t, "2025-06-18")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1}}}`
+	for range 2 {
+		require.NotEqual(t, true, g.sessionCall(t, a, "2025-06-18", call).result(t)["isError"])
+	}
+	res := g.sessionCall(t, a, "2025-06-18", call).result(t)
+	require.Equal(t, true, res["isError"])
+	require.Contains(t, res["content"].([]any)[0].(map[string]any)["text"], "rate limit exceeded")
+	// Another session has its own budget; listing is not limited.
+	require.NotEqual(t, true, g.sessionCall(t, b, "2025-06-18", call).result(t)["isError"])
+	require.Equal(t, 200, g.sessionCall(t, a, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).status)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -38,6 +39,8 @@ type config struct {
 	RedisPrefix       string
 	StreamMaxEvents   int
 	StreamMaxAge      time.Duration
+	ToolCallRate      float64
+	ToolCallBurst     int
 
 	AllowedOrigins       []string
 	AllowedHosts         []string
@@ -109,6 +112,10 @@ var options = []option{
 		set: positiveInt(func(c *config) *int { return &c.StreamMaxEvents })},
 	{key: "stream_max_age", def: "1h", usage: "oldest event kept per session push stream for replay",
 		set: duration(func(c *config) *time.Duration { return &c.StreamMaxAge })},
+	{key: "tool_call_rate", def: "0", usage: "tools/call per second allowed per session (stateless era: per client address); 0 means unlimited",
+		set: nonNegativeFloat(func(c *config) *float64 { return &c.ToolCallRate })},
+	{key: "tool_call_burst", def: "10", usage: "tools/call a client may make at once before tool_call_rate applies",
+		set: positiveInt(func(c *config) *int { return &c.ToolCallBurst })},
 	{key: "allowed_origins", repeat: true, usage: "Origin values browsers may send (comma-separated; * for any); empty means loopback origins when listening on loopback",
 		set: list(func(c *config) *[]string { return &c.AllowedOrigins })},
 	{key: "allowed_hosts", repeat: true, usage: "extra Host names accepted when listening on loopback (DNS-rebinding protection)",
@@ -394,6 +401,21 @@ func positiveInt(field func(*config) *int) func(*config, any) error {
 			return fmt.Errorf("must be a positive whole number, got %q", s)
 		}
 		*field(c) = n
+		return nil
+	}
+}
+
+func nonNegativeFloat(field func(*config) *float64) func(*config, any) error {
+	return func(c *config, raw any) error {
+		s, err := scalar(raw)
+		if err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("must be a number of at least 0, got %q", s)
+		}
+		*field(c) = f
 		return nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -102,17 +103,30 @@ func setAuth(user, pass *string, cfgUser, cfgPass string) {
 
 // redisState returns the shared store and bus. Redis need not be up: the
 // gateway starts, /readyz fails, and it recovers when Redis comes back.
-func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (sessions.Store, pubsub.Bus, func(), error) {
+func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*sharedState, error) {
 	c, err := redisClient(cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
+	}
+	st := &sharedState{
+		store:   sessions.NewRedis(c, cfg.RedisPrefix, limits),
+		bus:     pubsub.NewRedis(c, cfg.RedisPrefix),
+		limiter: quota.NewRedis(c, cfg.RedisPrefix+"q:"),
+		close:   func() { c.Close() },
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		// Not fatal: report and carry on unready.
-		err = fmt.Errorf("redis not reachable yet: %w", err)
-		return sessions.NewRedis(c, cfg.RedisPrefix, limits), pubsub.NewRedis(c, cfg.RedisPrefix), func() { c.Close() }, err
+		return st, fmt.Errorf("redis not reachable yet: %w", err)
 	}
-	return sessions.NewRedis(c, cfg.RedisPrefix, limits), pubsub.NewRedis(c, cfg.RedisPrefix), func() { c.Close() }, nil
+	return st, nil
+}
+
+// sharedState is what replicas share through Redis.
+type sharedState struct {
+	store   sessions.Store
+	bus     pubsub.Bus
+	limiter quota.Limiter
+	close   func()
 }

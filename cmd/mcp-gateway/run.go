@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	limits := sessions.Limits{TTL: cfg.SessionTTL, MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge}
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits)}
 	if cfg.RedisURL != "" {
-		store, bus, closeRedis, err := redisState(ctx, cfg, limits)
+		st, err := redisState(ctx, cfg, limits)
 		var ce *configError
 		switch {
 		case errors.As(err, &ce):
@@ -76,8 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		case err != nil:
 			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
 		}
-		defer closeRedis()
-		deps.Store, deps.Bus = store, bus
+		defer st.close()
+		deps.Store, deps.Bus, deps.Limiter = st.store, st.bus, st.limiter
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
 	}
 
@@ -92,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,
 		ServerVersion:        version,
+		ToolCallLimit:        toolCallLimit(cfg),
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -140,6 +142,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		_ = httpSrv.Close()
 	}
 	return code
+}
+
+// toolCallLimit: a rate of 0 means unlimited.
+func toolCallLimit(cfg *config) quota.Limit {
+	if cfg.ToolCallRate == 0 {
+		return quota.Limit{}
+	}
+	return quota.Limit{Rate: cfg.ToolCallRate, Burst: cfg.ToolCallBurst}
 }
 
 // keepAlive maps the documented "0 disables" onto gateway.Config's negative.
