@@ -162,7 +162,54 @@ func newReplicaEnv(t *testing.T, backend *replicaBackend, redisURL string, rdb r
 		}
 	})
 	e.proxy = newRRProxy(t, "/mcp", bases)
+	e.awaitBroadcastSubscribers(t, int64(n))
 	return e
+}
+
+// broadcastChannel is the Redis channel replicas announce session changes,
+// ends and cancellations on (gateway/cache.go's broadcastTopic).
+func (e *replicaEnv) broadcastChannel() string { return e.prefix + "replicas" }
+
+// broadcastSubscribers counts the replicas subscribed to the broadcast
+// channel. In a cluster PUBSUB NUMSUB counts one node's subscribers only, so
+// the masters' counts are summed.
+func (e *replicaEnv) broadcastSubscribers(ctx context.Context) (int64, error) {
+	ch := e.broadcastChannel()
+	if cc, ok := e.rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		var total int64
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			m, err := c.PubSubNumSub(ctx, ch).Result()
+			mu.Lock()
+			total += m[ch]
+			mu.Unlock()
+			return err
+		})
+		return total, err
+	}
+	m, err := e.rdb.PubSubNumSub(ctx, ch).Result()
+	return m[ch], err
+}
+
+// awaitBroadcastSubscribers waits until want replicas listen to the
+// broadcast channel. A replica serves requests before it is subscribed (see
+// TestReplicaHearsBroadcastsAsSoonAsItServes); the scenarios are about a
+// running deployment, so they start once every replica listens.
+func (e *replicaEnv) awaitBroadcastSubscribers(t *testing.T, want int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		n, err := e.broadcastSubscribers(ctx)
+		if err == nil && n == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of %d replicas subscribed to %s (%v)", n, want, e.broadcastChannel(), err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 func (e *replicaEnv) url(i int) string  { return "http://" + e.addrs[i] + "/mcp" }
@@ -182,8 +229,17 @@ func (e *replicaEnv) kill(t *testing.T, i int) {
 	<-p.exited
 }
 
-// restart starts replica i again on its address.
+// restart starts replica i again on its address and waits until it
+// listens to the broadcasts, as a deployment's replica would have long
+// before its traffic matters.
 func (e *replicaEnv) restart(t *testing.T, i int) {
+	t.Helper()
+	e.restartNoWait(t, i)
+	e.awaitBroadcastSubscribers(t, int64(len(e.addrs)))
+}
+
+// restartNoWait starts replica i again and returns as soon as it serves.
+func (e *replicaEnv) restartNoWait(t *testing.T, i int) {
 	t.Helper()
 	p, err := spawnGateway(gatewayBinary(t), append([]string{"--listen", e.addrs[i]}, e.args...)...)
 	e.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/redistest"
@@ -260,4 +261,47 @@ func commandStats(t *testing.T, c *redis.Client) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// TestReplicaHearsBroadcastsAsSoonAsItServes restarts a replica and uses it
+// at once: a session deleted on another replica must be gone on the new one
+// within the 100 ms DELETE requirement, as it is on a replica that has run
+// for a while. The same window loses "session changed" invalidations and
+// cross-replica cancellations (which have no backstop at all).
+func TestReplicaHearsBroadcastsAsSoonAsItServes(t *testing.T) {
+	t.Skip("BUG: a replica prints its URL, serves and answers /readyz 200 before it is subscribed to the replicas' broadcast channel " +
+		"(cmd/mcp-gateway/run.go starts Serve beside srv.Run; gateway.Server.Run subscribes in a goroutine; pubsub.Redis.Subscribe does not wait for Redis to confirm; Ready ignores the bus), " +
+		"so for up to ~70 ms after start it misses session ended/changed invalidations (a deleted session served from cache for up to 2 s) and cross-replica cancellations")
+	srv := redistest.Standalone(t)
+	backend := startReplicaBackend(t)
+	env := newReplicaEnv(t, backend, srv.URL, srv.Client(t), 2)
+	const attempts = 8
+	notListening := 0
+	defer func() {
+		assert.Zero(t, notListening, "in %d of %d restarts the replica said it was ready before it listened to the replicas' broadcasts", notListening, attempts)
+	}()
+	for attempt := range attempts {
+		env.kill(t, 1)
+		env.restartNoWait(t, 1)
+		// Everything below happens within a few milliseconds of the new
+		// replica printing its URL.
+		require.Equal(t, http.StatusOK, env.readyz(t, 1), "ready at once")
+		subscribed, err := env.broadcastSubscribers(context.Background())
+		require.NoError(t, err)
+		notListening += 2 - int(subscribed)
+		init := env.do(t, env.url(0), "", initializeBody)
+		require.Equal(t, http.StatusOK, init.status)
+		sid := init.header.Get("Mcp-Session-Id")
+		require.Nil(t, onlyResponse(t, env.do(t, env.url(1), sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), "1").Error)
+		d, err := env.sendMethod(context.Background(), http.MethodDelete, env.url(0), sid)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, d.status)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		took, err := env.awaitPingStatus(ctx, env.url(1), sid, http.StatusNotFound, time.Millisecond)
+		cancel()
+		require.NoError(t, err)
+		t.Logf("attempt %d: %d of 2 replicas subscribed when the new one said it was ready; it answered 404 after %v", attempt, subscribed, took.Round(time.Microsecond))
+		require.LessOrEqual(t, took, 100*time.Millisecond,
+			"the restarted replica served a deleted session from its cache: it serves before it listens to the replicas' broadcasts")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,9 +126,24 @@ func testAnyReplicaServes(t *testing.T, env *replicaEnv) {
 	require.False(t, res.IsError, "%+v", res.Content)
 	served := env.proxy.replicasFor(cs.ID())
 	require.Len(t, served, 3, "every replica served the SDK's session: %v", served)
-	logMu.Lock()
-	t.Logf("SDK session served by replicas (replica: requests) %v; log notifications received: %d", served, len(logs))
-	logMu.Unlock()
+	// The last call ran at level debug: its log lines came on its POST
+	// stream, through the proxy. The SDK hands them to the handler
+	// asynchronously, so await them.
+	want := []string{"calling backend", "backend answered 200 OK", "tool call finished"}
+	var got []string
+	awaitTrue(t, eventWait, 5*time.Millisecond, func() bool {
+		logMu.Lock()
+		defer logMu.Unlock()
+		got = slices.Clone(logs)
+		n := 0
+		for _, l := range got {
+			if n < len(want) && strings.Contains(l, "message:"+want[n]) {
+				n++
+			}
+		}
+		return n == len(want)
+	}, "the call's debug log lines reached the SDK")
+	t.Logf("SDK session served by replicas (replica: requests) %v; log notifications %q", served, got)
 }
 
 // 2. A notification caused on replica B reaches the push stream held by A.
@@ -301,6 +317,8 @@ func testDeletePropagation(t *testing.T, env *replicaEnv) {
 			require.Nil(t, onlyResponse(t, env.do(t, env.url(i), sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), "1").Error)
 		}
 		deleter := trial % n
+		// A push stream held by another replica ends with the session.
+		stream := env.openPush(t, env.url((deleter+1)%n), sid, "")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		start := time.Now()
 		d, err := env.sendMethod(ctx, http.MethodDelete, env.url(deleter), sid)
@@ -321,6 +339,12 @@ func testDeletePropagation(t *testing.T, env *replicaEnv) {
 		cancel()
 		for _, err := range errs {
 			require.NoError(t, err)
+		}
+		select {
+		case ev, open := <-stream.events:
+			require.False(t, open, "unexpected event on the ended session's stream: %s", ev.data)
+		case <-time.After(eventWait):
+			t.Fatalf("the push stream on replica %d outlived its deleted session", (deleter+1)%n)
 		}
 		trialWorst := slices.Max(took)
 		best, worst = min(best, trialWorst), max(worst, trialWorst)
