@@ -121,6 +121,10 @@ func testAnyReplicaServes(t *testing.T, env *replicaEnv) {
 		require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}))
 		require.NoError(t, cs.Ping(ctx, nil))
 	}
+	// A replica that cached the session keeps the old level until the
+	// "session changed" broadcast reaches it (milliseconds; tens of them on
+	// a cluster), so a call racing the broadcast may run at the old level.
+	env.awaitLevelEverywhere(t, cs.ID(), true)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "getNote", Arguments: map[string]any{"id": 2}})
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%+v", res.Content)
@@ -429,6 +433,27 @@ func testSessionTTL(t *testing.T, env *replicaEnv, ttl time.Duration) {
 		r := env.do(t, env.url(i), active, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 		require.Equal(t, http.StatusOK, r.status, "replica %d lost the active session: %s", i, r.body)
 	}
+}
+
+// awaitLevelEverywhere waits until a tools/call on every replica runs at
+// the session's new log level (debug logs on the call's stream or not) and
+// logs how long that took: the cross-replica staleness of a session change.
+func (e *replicaEnv) awaitLevelEverywhere(t *testing.T, sid string, debug bool) {
+	t.Helper()
+	start := time.Now()
+	stale := 0
+	for i := range e.addrs {
+		awaitTrue(t, eventWait, time.Millisecond, func() bool {
+			r := e.do(t, e.url(i), sid, `{"jsonrpc":"2.0","id":"lv","method":"tools/call","params":{"name":"getNote","arguments":{"id":1}}}`)
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			if (len(messages(t, r)) > 1) == debug {
+				return true
+			}
+			stale++
+			return false
+		}, "replica %d never used the session's new log level", i)
+	}
+	t.Logf("new log level in use on every replica %v after the check began (%d calls ran at the old level)", time.Since(start).Round(time.Microsecond), stale)
 }
 
 // requireIncreasingIDs checks that event ids (Redis stream ids, "ms-seq")
