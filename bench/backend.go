@@ -201,7 +201,17 @@ func runRole(role string, args []string) error {
 		if len(us) == 0 {
 			return fmt.Errorf("-role rr needs target URLs")
 		}
-		return serve(newRoundRobin(us))
+		rr := newRoundRobin(us)
+		return serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Without full duplex, net/http closes the request body when a
+			// response larger than its buffer starts (it drains unread
+			// bodies before replying), while the transport may still be
+			// about to read the body's EOF to finish forwarding it: the
+			// backend connection is then torn down mid-response and the
+			// client sees unexpected EOF.
+			_ = http.NewResponseController(w).EnableFullDuplex()
+			rr.ServeHTTP(w, r)
+		}))
 	case "decode":
 		// The baseline for loading an OpenAPI document: read the file and
 		// decode it with encoding/json into generic values, nothing else.

@@ -19,6 +19,8 @@ type options struct {
 	phase    time.Duration // length of each load phase
 	specsDir string
 	sessions int // idle sessions created for the memory figures
+	only     string // comma-separated target keys to measure (the proxy always is)
+	calls    bool   // measure the calls only: skip allocations, GitHub, sessions
 }
 
 func main() {
@@ -30,6 +32,8 @@ func main() {
 	flag.DurationVar(&o.phase, "phase", 0, "length of each load phase (default 3s; 400ms with -quick)")
 	flag.StringVar(&o.specsDir, "specs", "", "directory holding github-api.github.com.json (default $MCPGW_SPECS_DIR, else ../shared/specs)")
 	flag.IntVar(&o.sessions, "sessions", 0, "idle sessions created for the memory figures (default 10000; 2000 with -quick)")
+	flag.StringVar(&o.only, "targets", "", "measure only these targets, comma-separated: direct, gw-mem, gw-stateless, gw-redis, gw-redis-3, sdk (the proxy always)")
+	flag.BoolVar(&o.calls, "calls-only", false, "measure the calls only (no allocations, GitHub or session figures)")
 	flag.Parse()
 
 	if *role != "" {

@@ -86,12 +86,15 @@ func (r *runner) start(name string, argv []string, env ...string) (*proc, error)
 func (r *runner) stopAll() {
 	for _, p := range slices.Backward(r.procs) {
 		p.stop()
+		if t := strings.TrimSpace(p.stderr.String()); t != "" {
+			logf("%s said on stderr (last lines):\n%s", p.name, t)
+		}
 	}
 	r.redis.stop()
 }
 
 func (r *runner) gatewayArgs(doc string, extra ...string) []string {
-	return append([]string{r.bins.gateway, "--openapi", doc, "--upstream", r.backend, "--listen", "127.0.0.1:0"}, extra...)
+	return append([]string{r.bins.gateway, "--openapi", doc, "--upstream", r.backend, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)
 }
 
 // setUp starts the backend, the proxy, Redis, the gateways and the SDK
@@ -180,6 +183,13 @@ func (r *runner) setUp() error {
 		{key: "gw-redis-3", label: "3 gateways, redis, round-robin", spec: g3Spec, pids: pids(replicas...), redis: true, prefix: "bench3:"},
 		{key: "sdk", label: "Go SDK server", spec: sdkSpec, pids: pids(sdk)},
 	}
+	if r.opts.only != "" {
+		keep := map[string]bool{"proxy": true}
+		for k := range strings.SplitSeq(r.opts.only, ",") {
+			keep[strings.TrimSpace(k)] = true
+		}
+		r.targets = slices.DeleteFunc(r.targets, func(t *target) bool { return !keep[t.key] })
+	}
 	return nil
 }
 
@@ -205,6 +215,9 @@ func (r *runner) measure() error {
 	}
 	r.calibrate()
 	r.rounds()
+	if r.opts.calls {
+		return nil
+	}
 	r.cacheMisses()
 	r.goBenchmarks()
 	r.sessionMemory()
@@ -225,16 +238,20 @@ func (r *runner) warm(spec *callSpec) {
 }
 
 // calibrate sets the fixed rate of the open-loop phase: half of what the
-// proxy sustains at 32 connections.
+// proxy sustains at 32 connections (the median of three measurements).
 func (r *runner) calibrate() {
 	r.rate = map[string]float64{}
 	px := r.target("proxy")
 	for _, size := range sizes {
 		spec := px.spec(size)
 		r.warm(spec)
-		res := closedLoop(spec, r.hc, 32, r.opts.phase, maxClosedCalls)
-		r.rate[size] = max(50, res.throughput()/2)
-		logf("calibration %s: proxy saturates at %.0f calls/s; fixed rate %.0f calls/s", size, res.throughput(), r.rate[size])
+		var tputs []float64
+		for range 3 {
+			tputs = append(tputs, closedLoop(spec, r.hc, 32, r.opts.phase, maxClosedCalls).throughput())
+		}
+		sat := median(tputs)
+		r.rate[size] = max(50, sat/2)
+		logf("calibration %s: proxy saturates at %.0f calls/s (%.0f); fixed rate %.0f calls/s", size, sat, tputs, r.rate[size])
 	}
 	r.res.rates = r.rate
 }
@@ -311,6 +328,9 @@ func (r *runner) measureTarget(t *target, size string) sample {
 func (r *runner) cacheMisses() {
 	for _, key := range []string{"gw-redis", "gw-redis-3"} {
 		t := r.target(key)
+		if t == nil {
+			continue
+		}
 		url := t.spec("1k").url
 		m := missSample{target: key, names: map[string]int64{}}
 		for range 5 {
@@ -396,12 +416,10 @@ func parseBench(out []byte) []benchLine {
 	return lines
 }
 
-// sessionMemory is the cost of idle sessions outside the Go benchmark: RSS
-// of the memory-store gateway, and Redis memory of the Redis-store one.
+// sessionMemory is the Redis cost of idle sessions (the in-process cost
+// comes from BenchmarkIdleSession, which can read the live heap exactly).
 type sessionMemory struct {
 	n           int
-	rssBefore   int64
-	rssAfter    int64
 	redisBefore int64
 	redisAfter  int64
 	keyBytes    float64
@@ -412,27 +430,17 @@ type sessionMemory struct {
 func (r *runner) sessionMemory() {
 	n := r.opts.sessions
 	m := sessionMemory{n: n}
-	gm, gr := r.target("gw-mem"), r.target("gw-redis")
-	logf("opening %d idle sessions on the memory and the redis gateway", n)
-	for _, c := range []struct {
-		t             *target
-		before, after *int64
-		read          func() int64
-	}{
-		{gm, &m.rssBefore, &m.rssAfter, func() int64 { rss, _ := memStatus(gm.pids[0]); return rss }},
-		{gr, &m.redisBefore, &m.redisAfter, r.redis.usedMemory},
-	} {
-		url := c.t.spec("1k").url
-		*c.before = c.read()
-		for i := range n {
-			if _, err := openSession(r.hc, url); err != nil {
-				m.failed = fmt.Sprintf("session %d on %s: %v", i, c.t.key, err)
-				break
-			}
+	gr := r.target("gw-redis")
+	logf("opening %d idle sessions on the redis gateway", n)
+	url := gr.spec("1k").url
+	m.redisBefore = r.redis.usedMemory()
+	for i := range n {
+		if _, err := openSession(r.hc, url); err != nil {
+			m.failed = fmt.Sprintf("session %d on %s: %v", i, gr.key, err)
+			break
 		}
-		time.Sleep(200 * time.Millisecond) // let the process settle before reading
-		*c.after = c.read()
 	}
+	m.redisAfter = r.redis.usedMemory()
 	m.keyBytes, m.keysSampled = r.redis.keyMemory("bench1:s:*", 200)
 	r.res.sessMem = m
 }
