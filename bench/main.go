@@ -18,7 +18,7 @@ type options struct {
 	rounds   int
 	phase    time.Duration // length of each load phase
 	specsDir string
-	sessions int // idle sessions created for the memory figures
+	sessions int    // idle sessions created for the memory figures
 	only     string // comma-separated target keys to measure (the proxy always is)
 	calls    bool   // measure the calls only: skip allocations, GitHub, sessions
 }
