@@ -95,6 +95,7 @@ func (s *Server) listenReplicas(ctx context.Context) {
 			}
 			continue
 		}
+		s.listeningOnce.Do(func() { close(s.listening) })
 		for data := range sub.C() {
 			var b broadcast
 			if json.Unmarshal(data, &b) != nil {

@@ -132,6 +132,12 @@ type Server struct {
 	inflightMu sync.Mutex
 	inflight   map[inflightKey]context.CancelFunc
 
+	// listening is closed once this replica hears the others' broadcasts
+	// (session changes and ends, cancellations). Until then it is not ready
+	// and does not trust its session cache.
+	listening     chan struct{}
+	listeningOnce sync.Once
+
 	// done is closed when the server starts shutting down; open streams end.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -166,8 +172,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:      deps.Logger,
 		origin:   origin,
 		inflight: map[inflightKey]context.CancelFunc{},
-		done:     make(chan struct{}),
-		cache:    newSessionCache(cfg.SessionCacheTTL),
+		done:      make(chan struct{}),
+		listening: make(chan struct{}),
+		cache:     newSessionCache(cfg.SessionCacheTTL),
 	}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: cfg.SessionTTL})
@@ -196,6 +203,9 @@ func (s *Server) currentCatalog() *catalogState { return s.catalog.Load() }
 func (s *Server) Ready(ctx context.Context) error {
 	if s.currentCatalog() == nil {
 		return errors.New("openapi document not loaded")
+	}
+	if !s.isListening() {
+		return errors.New("not yet subscribed to the other replicas' broadcasts")
 	}
 	if err := s.store.Ping(ctx); err != nil {
 		return fmt.Errorf("session store: %w", err)
@@ -237,6 +247,19 @@ func (s *Server) Run(ctx context.Context) error {
 				}
 			}
 		}
+	}
+}
+
+// Listening is closed once the server hears the other replicas; Run makes
+// that happen. Serve only after it (with a bound, for when Redis is down).
+func (s *Server) Listening() <-chan struct{} { return s.listening }
+
+func (s *Server) isListening() bool {
+	select {
+	case <-s.listening:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -250,7 +250,7 @@ func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid strin
 	now := time.Now()
 	// A cached record serves only while it is provably alive: within the
 	// TTL of its last touch, and still there when the touch is due.
-	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= s.cfg.SessionTTL {
+	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= s.cfg.SessionTTL && s.isListening() {
 		if s.touch(r.Context(), sess, now) {
 			return sess
 		}

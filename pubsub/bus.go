@@ -14,7 +14,8 @@ type Bus interface {
 	// Publish sends payload to every current subscriber of topic.
 	Publish(ctx context.Context, topic string, payload []byte) error
 	// Subscribe starts delivering topic's messages to the returned
-	// Subscription until it is closed or ctx ends.
+	// Subscription until it is closed or ctx ends. It returns once messages
+	// published from then on will be delivered.
 	Subscribe(ctx context.Context, topic string) (*Subscription, error)
 }
 

@@ -75,7 +75,7 @@ func TestRedisContract(t *testing.T) {
 		done := make(chan struct{})
 		go func() { _ = b.Run(ctx); close(done) }()
 		t.Cleanup(func() { cancel(); <-done })
-		return &awaitSubscribed{Redis: b, c: c}
+		return b
 	})
 }
 

@@ -3,6 +3,8 @@ package pubsub
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +23,11 @@ type Redis struct {
 
 	mu sync.Mutex
 	ps *redis.PubSub
+
+	// confirmMu guards confirms: channels waiting for Redis to confirm a
+	// SUBSCRIBE, closed by Run when the confirmation arrives.
+	confirmMu sync.Mutex
+	confirms  map[string][]chan struct{}
 }
 
 var _ Bus = (*Redis)(nil)
@@ -28,11 +35,11 @@ var _ Bus = (*Redis)(nil)
 // NewRedis returns a bus whose Redis channels are named prefix+topic. Call
 // Run to deliver messages.
 func NewRedis(c redis.UniversalClient, prefix string) *Redis {
-	r := &Redis{c: c, prefix: prefix, f: newFanout()}
+	r := &Redis{c: c, prefix: prefix, f: newFanout(), confirms: map[string][]chan struct{}{}}
 	// The control channel keeps the connection subscribed (and go-redis
 	// resubscribing after reconnects) even with no local subscribers.
 	r.ps = c.Subscribe(context.Background())
-	r.f.first = r.sync
+
 	r.f.last = r.sync
 	return r
 }
@@ -67,14 +74,48 @@ func (r *Redis) Publish(ctx context.Context, topic string, payload []byte) error
 	return nil
 }
 
+// Subscribe returns once Redis has confirmed the subscription, so that no
+// message published after it returns is missed while Redis is reachable.
+// It fails when Redis does not confirm within ctx or 5 seconds; Run must be
+// running to receive the confirmation.
 func (r *Redis) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
-	return r.f.subscribe(ctx, topic), nil
+	confirmed := make(chan struct{})
+	r.confirmMu.Lock()
+	r.confirms[topic] = append(r.confirms[topic], confirmed)
+	r.confirmMu.Unlock()
+	sub := r.f.subscribe(ctx, topic)
+	// Ask again even when the topic already had local subscribers: Redis
+	// answers a repeated SUBSCRIBE with a fresh confirmation and nothing else.
+	r.sync(topic)
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	select {
+	case <-confirmed:
+		return sub, nil
+	case <-wait.Done():
+		r.confirmMu.Lock()
+		r.confirms[topic] = slices.DeleteFunc(r.confirms[topic], func(c chan struct{}) bool { return c == confirmed })
+		r.confirmMu.Unlock()
+		sub.Close()
+		return nil, fmt.Errorf("pubsub: subscription to %s not confirmed: %w", topic, wait.Err())
+	}
+}
+
+// confirm releases the Subscribe calls waiting for topic.
+func (r *Redis) confirm(topic string) {
+	r.confirmMu.Lock()
+	waiting := r.confirms[topic]
+	delete(r.confirms, topic)
+	r.confirmMu.Unlock()
+	for _, c := range waiting {
+		close(c)
+	}
 }
 
 // Run delivers messages from Redis to local subscribers until ctx ends.
 func (r *Redis) Run(ctx context.Context) error {
 	r.redisSubscribe("_control")
-	ch := r.ps.Channel(redis.WithChannelHealthCheckInterval(5 * time.Second))
+	ch := r.ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(5 * time.Second))
 	defer r.ps.Close()
 	for {
 		select {
@@ -84,8 +125,15 @@ func (r *Redis) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if len(m.Channel) >= len(r.prefix) {
-				r.f.deliver(m.Channel[len(r.prefix):], []byte(m.Payload))
+			switch m := m.(type) {
+			case *redis.Message:
+				if topic, ok := strings.CutPrefix(m.Channel, r.prefix); ok {
+					r.f.deliver(topic, []byte(m.Payload))
+				}
+			case *redis.Subscription:
+				if topic, ok := strings.CutPrefix(m.Channel, r.prefix); ok && m.Kind == "subscribe" {
+					r.confirm(topic)
+				}
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -33,27 +32,4 @@ func sharedRedis(t *testing.T) redis.UniversalClient {
 // testPrefix names channels no other test or process uses.
 func testPrefix(t *testing.T) string {
 	return fmt.Sprintf("mcpgw-test:%d:%d:", os.Getpid(), prefixSeq.Add(1))
-}
-
-// awaitSubscribed makes Subscribe return only once Redis confirms the
-// subscription, so contract tests can publish right away.
-type awaitSubscribed struct {
-	*Redis
-	c redis.UniversalClient
-}
-
-func (a *awaitSubscribed) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
-	s, err := a.Redis.Subscribe(ctx, topic)
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		n, err := a.c.PubSubNumSub(ctx, a.prefix+topic).Result()
-		if err == nil && n[a.prefix+topic] > 0 {
-			return s, nil
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil, fmt.Errorf("subscription to %s not confirmed", topic)
 }

@@ -113,13 +113,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		// No WriteTimeout: SSE streams are long-lived by design.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- srv.Run(runCtx) }()
+	// Serve once the replica hears the others, so that it never serves a
+	// session another replica has just ended. With Redis down that can
+	// take forever: serve anyway after a while, unready until it listens.
+	select {
+	case <-srv.Listening():
+	case <-time.After(5 * time.Second):
+		log.Warn("serving before hearing the other replicas; /readyz fails until then")
+	case <-ctx.Done():
+	}
+
 	url := "http://" + ln.Addr().String() + cfg.MountPath
 	fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, catalog.Tools.Len(), url)
 	log.Info("listening", "url", url, "tools", catalog.Tools.Len(), "document", location)
 
-	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- srv.Run(runCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- httpSrv.Serve(ln) }()
 
