@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 )
 
 // method is one entry of the dispatch table.
@@ -45,15 +46,19 @@ var errCancelled = errors.New("request cancelled")
 // dispatch runs a handler and hands its outcome to the replier. All error
 // mapping to JSON-RPC happens here (via reportError).
 func (s *Server) dispatch(r *request, m method, out replier) {
+	start := time.Now()
 	res, err := m.handle(s, r)
 	if err != nil && (errors.Is(err, errCancelled) || errors.Is(r.ctx.Err(), context.Canceled)) {
+		s.metrics.observe(r, "cancelled", start)
 		out.cancelled()
 		return
 	}
 	if err != nil {
+		s.metrics.observe(r, "error", start)
 		out.finish(r.id, nil, s.reportError(r.ctx, r.method, err))
 		return
 	}
+	s.metrics.observe(r, "ok", start)
 	out.finish(r.id, res, nil)
 }
 

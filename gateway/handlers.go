@@ -105,6 +105,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (*initi
 	if err := s.store.Create(ctx, sess); err != nil {
 		return nil, nil, s.storeError(err)
 	}
+	s.metrics.sessions.Inc()
 	return &initializeResult{
 		ProtocolVersion: sess.ProtocolVersion,
 		Capabilities:    s.capabilities(),
@@ -300,12 +301,18 @@ func (s *Server) callTool(r *request) (any, error) {
 		}
 	})
 	if r.ctx.Err() != nil {
+		s.metrics.toolCalls.WithLabelValues("cancelled").Inc()
 		return nil, errCancelled
 	}
 	if res == nil {
 		return nil, fmt.Errorf("caller returned no result for %s", tool.Name)
 	}
 	elapsed := time.Since(start)
+	outcome := "ok"
+	if res.IsError {
+		outcome = "tool_error"
+	}
+	s.metrics.toolCalls.WithLabelValues(outcome).Inc()
 	if res.IsError {
 		r.log(levelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name, "elapsedMs": elapsed.Milliseconds(), "error": firstText(res)})
 	} else {

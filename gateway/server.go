@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/quota"
@@ -105,6 +107,8 @@ type Deps struct {
 	Limiter quota.Limiter
 	// Logger receives the gateway's own log; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, receives the gateway's Prometheus collectors.
+	Metrics prometheus.Registerer
 }
 
 // Catalog is one generation of the tools the gateway serves: the document,
@@ -126,6 +130,7 @@ type Server struct {
 
 	catalog atomic.Pointer[catalogState]
 	cache   *sessionCache
+	metrics *metrics
 
 	// inflight maps session id + request id to the cancel func of a running
 	// session-era request, for notifications/cancelled.
@@ -175,6 +180,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		done:      make(chan struct{}),
 		listening: make(chan struct{}),
 		cache:     newSessionCache(cfg.SessionCacheTTL),
+		metrics:   newMetrics(deps.Metrics),
 	}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: cfg.SessionTTL})

@@ -74,6 +74,8 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 
 	s.streams.Add(1)
 	defer s.streams.Done()
+	s.metrics.openStream.Inc()
+	defer s.metrics.openStream.Dec()
 	sse := startSSE(w)
 	if gap {
 		// Say so rather than leave a silent gap: the client missed events
@@ -160,6 +162,8 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
 	}
 	s.streams.Add(1)
 	defer s.streams.Done()
+	s.metrics.openStream.Inc()
+	defer s.metrics.openStream.Dec()
 	subID := r.id
 	sse := startSSE(w)
 	// The gateway's tool, prompt and resource lists do not change while it

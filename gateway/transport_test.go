@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/quota"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -389,4 +391,23 @@ func TestToolCallRateLimit(t *testing.T) {
 	// Another session has its own budget; listing is not limited.
 	require.NotEqual(t, true, g.sessionCall(t, b, "2025-06-18", call).result(t)["isError"])
 	require.Equal(t, 200, g.sessionCall(t, a, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).status)
+}
+
+func TestMetricsCountRequestsAndToolCalls(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	g := newTestGatewayWith(t, Config{}, Deps{Metrics: reg})
+	sid := g.initialize(t, "2025-06-18")
+	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1}}}`)
+	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getNote","arguments":{"id":999}}}`)
+	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"no/such"}`)
+	require.NoError(t, testutil.CollectAndCompare(reg, strings.NewReader(`
+# HELP mcpgw_tool_calls_total tools/call results by outcome: ok, tool_error (isError results, including backend errors), cancelled.
+# TYPE mcpgw_tool_calls_total counter
+mcpgw_tool_calls_total{outcome="ok"} 1
+mcpgw_tool_calls_total{outcome="tool_error"} 1
+# HELP mcpgw_sessions_created_total Session-era sessions created by initialize on this replica.
+# TYPE mcpgw_sessions_created_total counter
+mcpgw_sessions_created_total 1
+`), "mcpgw_tool_calls_total", "mcpgw_sessions_created_total"))
+	require.Equal(t, 2.0, testutil.ToFloat64(g.srv.metrics.requests.WithLabelValues("session", "tools/call", "ok")))
 }

@@ -13,6 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
@@ -66,7 +70,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 
 	limits := sessions.Limits{TTL: cfg.SessionTTL, MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge}
-	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits)}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg}
 	if cfg.RedisURL != "" {
 		st, err := redisState(ctx, cfg, limits)
 		var ce *configError
@@ -107,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitFailure
 	}
 	httpSrv := &http.Server{
-		Handler:           srv.Handler(nil),
+		Handler:           srv.Handler(map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: SSE streams are long-lived by design.

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the gateway's Prometheus collectors. They are registered on
+// the registry given in Deps (never a global one); with none they still
+// count, unexported.
+type metrics struct {
+	requests   *prometheus.CounterVec   // era, method, outcome
+	duration   *prometheus.HistogramVec // era, method
+	toolCalls  *prometheus.CounterVec   // outcome
+	sessions   prometheus.Counter
+	openStream prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_requests_total",
+			Help: "JSON-RPC requests answered, by protocol era, method and outcome (ok, error, cancelled).",
+		}, []string{"era", "method", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpgw_request_duration_seconds",
+			Help:    "Time to answer a JSON-RPC request, by protocol era and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"era", "method"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_tool_calls_total",
+			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), cancelled.",
+		}, []string{"outcome"}),
+		sessions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcpgw_sessions_created_total",
+			Help: "Session-era sessions created by initialize on this replica.",
+		}),
+		openStream: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpgw_open_streams",
+			Help: "Long-lived SSE streams (GET push streams and subscriptions/listen) open on this replica.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration, m.toolCalls, m.sessions, m.openStream)
+	}
+	return m
+}
+
+func eraLabel(e era) string {
+	if e == eraStateless {
+		return "2026-07-28"
+	}
+	return "session"
+}
+
+// observe records one answered request. Unknown methods share one label
+// so that clients cannot grow the label set.
+func (m *metrics) observe(r *request, outcome string, start time.Time) {
+	method := r.method
+	if _, ok := methods[method]; !ok {
+		method = "unknown"
+	}
+	era := eraLabel(r.era)
+	m.requests.WithLabelValues(era, method, outcome).Inc()
+	m.duration.WithLabelValues(era, method).Observe(time.Since(start).Seconds())
+}
