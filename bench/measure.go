@@ -66,6 +66,10 @@ type results struct {
 	github    *githubFigures
 	sessMem   sessionMemory
 	payloadSz map[string]int
+	// The machine while the calls were measured: load average before and
+	// after, and the share of all cores used by processes not of this run.
+	loadBefore, loadAfter string
+	othersShare           float64
 }
 
 type missSample struct {
@@ -193,6 +197,16 @@ func (r *runner) setUp() error {
 	return nil
 }
 
+// ownCPU is the CPU time used so far by this process and every server it
+// started.
+func (r *runner) ownCPU() time.Duration {
+	pids := []int{os.Getpid(), r.redis.cmd.Process.Pid}
+	for _, p := range r.procs {
+		pids = append(pids, p.pid())
+	}
+	return cpuTimes(pids)
+}
+
 func (r *runner) target(key string) *target {
 	for _, t := range r.targets {
 		if t.key == key {
@@ -213,8 +227,17 @@ func (r *runner) measure() error {
 	for s, p := range payloads {
 		r.res.payloadSz[s] = len(p)
 	}
+	r.res.loadBefore = loadAverage()
+	ours0 := r.ownCPU()
+	busy0, total0 := machineBusy()
 	r.calibrate()
 	r.rounds()
+	busy1, total1 := machineBusy()
+	ours1 := r.ownCPU()
+	r.res.loadAfter = loadAverage()
+	if total1 > total0 {
+		r.res.othersShare = max(0, float64(busy1-busy0-(ours1-ours0))/float64(total1-total0))
+	}
 	if r.opts.calls {
 		return nil
 	}
@@ -461,6 +484,7 @@ type githubFigures struct {
 	serveRSS   int64
 	servePeak  int64
 	startWall  time.Duration
+	startPeak  int64 // peak RSS of the serving gateway once listening
 	err        string
 }
 
@@ -502,6 +526,7 @@ func (r *runner) githubFigures() {
 		return
 	}
 	g.startWall = time.Since(start)
+	_, g.startPeak = memStatus(gw.pid())
 	defer gw.stop()
 	sid, err := openSession(r.hc, gw.url)
 	if err != nil {

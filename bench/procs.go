@@ -198,3 +198,43 @@ func runMeasured(argv []string) (time.Duration, int64, error) {
 	}
 	return wall, peak, nil
 }
+
+// machineBusy is the CPU time all cores have spent busy since boot (from
+// /proc/stat), and the time they could have spent.
+func machineBusy() (busy, total time.Duration) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0
+	}
+	var sum, idle uint64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		if i >= 8 { // guest time is already counted in user time
+			break
+		}
+		sum += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	tick := func(n uint64) time.Duration { return time.Duration(float64(n) / clockTicks * float64(time.Second)) }
+	return tick(sum - idle), tick(sum)
+}
+
+// loadAverage is the first field of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}

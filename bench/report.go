@@ -121,7 +121,9 @@ func (r *runner) report() string {
 	}
 	p("| commit | %s |\n", gitCommit(r.root))
 	p("| mode | %s: %d rounds, %s per load phase, medians over rounds |\n", mode, r.opts.rounds, r.opts.phase)
-	p("| run took | %s |\n\n", r.res.took.Round(time.Second))
+	p("| run took | %s |\n", r.res.took.Round(time.Second))
+	p("| other load | load average %s before the calls, %s after; processes outside this run used %.0f%% of all cores while the calls were measured |\n\n",
+		r.res.loadBefore, r.res.loadAfter, 100*r.res.othersShare)
 
 	p("## Calls\n\n")
 	p("Every server is its own process on loopback, sharing the %d cores with the load generator and the backend. ", runtime.NumCPU())
@@ -258,6 +260,9 @@ func (r *runner) reportGitHub(p func(string, ...any)) {
 	p("`%s` (%.1f MB), medians of %d runs each, each run a fresh process:\n\n", "github-api.github.com.json", float64(g.size)/1e6, len(g.toolsWall))
 	p("| | wall time | peak RSS |\n|---|---:|---:|\n")
 	p("| `mcp-gateway tools --openapi FILE --format json` (load, generate, print %d tools) | %s | %s |\n", g.listTools, ms(tw), mb(tp))
+	if g.startWall > 0 {
+		p("| `mcp-gateway --openapi FILE` serving: process start to listening (load, generate, no printing) | %s | %s |\n", ms(g.startWall), mb(g.startPeak))
+	}
 	p("| plain `encoding/json` decode of the file into `any` | %s | %s |\n", ms(dw), mb(dp))
 	p("| ratio | %.2f× | %.2f× |\n\n", ratio(float64(tw), float64(dw)), ratio(float64(tp), float64(dp)))
 	if len(g.listWall) > 0 {
