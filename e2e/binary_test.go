@@ -56,9 +56,9 @@ func freeAddr(t *testing.T) string {
 
 // process is a running gateway.
 type process struct {
-	cmd    *exec.Cmd
-	url    string // MCP endpoint, from the line the binary prints
-	stderr *strings.Builder
+	cmd     *exec.Cmd
+	url     string // MCP endpoint, from the line the binary prints
+	stderr  *strings.Builder
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // valid after exited is closed
 }

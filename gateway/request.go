@@ -31,9 +31,9 @@ type request struct {
 	// client names the caller for quotas: the session, or in the stateless
 	// era the remote address.
 	client string
-	id      json.RawMessage
-	method  string
-	params  json.RawMessage
+	id     json.RawMessage
+	method string
+	params json.RawMessage
 	// logLevel is the lowest level of notifications/message to send.
 	logLevel      logLevel
 	progressToken json.RawMessage

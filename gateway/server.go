@@ -121,12 +121,12 @@ type Catalog struct {
 
 // Server serves MCP. Create it with New, mount Handler, and call Run.
 type Server struct {
-	cfg    Config
+	cfg     Config
 	store   sessions.Store
 	bus     pubsub.Bus
 	limiter quota.Limiter
-	log    *slog.Logger
-	origin originPolicy
+	log     *slog.Logger
+	origin  originPolicy
 
 	catalog atomic.Pointer[catalogState]
 	cache   *sessionCache
@@ -170,13 +170,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      cfg,
-		store:    deps.Store,
-		bus:      deps.Bus,
-		limiter:  deps.Limiter,
-		log:      deps.Logger,
-		origin:   origin,
-		inflight: map[inflightKey]context.CancelFunc{},
+		cfg:       cfg,
+		store:     deps.Store,
+		bus:       deps.Bus,
+		limiter:   deps.Limiter,
+		log:       deps.Logger,
+		origin:    origin,
+		inflight:  map[inflightKey]context.CancelFunc{},
 		done:      make(chan struct{}),
 		listening: make(chan struct{}),
 		cache:     newSessionCache(cfg.SessionCacheTTL),
@@ -275,11 +275,11 @@ func (s *Server) Shutdown() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // originPolicy decides which Origin and Host values the transport accepts.
 type originPolicy struct {
-	anyOrigin   bool
-	origins     map[string]bool // normalized scheme://host[:port]
-	loopbackOK  bool            // loopback origins allowed by default
-	checkHost   bool            // bound to loopback: Host must be a loopback name
-	extraHosts  map[string]bool
+	anyOrigin  bool
+	origins    map[string]bool // normalized scheme://host[:port]
+	loopbackOK bool            // loopback origins allowed by default
+	checkHost  bool            // bound to loopback: Host must be a loopback name
+	extraHosts map[string]bool
 }
 
 func newOriginPolicy(cfg Config) (originPolicy, error) {

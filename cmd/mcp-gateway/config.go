@@ -42,27 +42,27 @@ type config struct {
 	ToolCallRate      float64
 	ToolCallBurst     int
 
-	AllowedOrigins       []string
-	AllowedHosts         []string
-	SessionTTL           time.Duration
-	SessionDelete        bool
-	SSEKeepAlive         time.Duration
-	PageSize             int
-	MaxBodyBytes         int64
-	ShutdownGrace        time.Duration
-	LogLevel             string
-	LogFormat            string
-	Include, Exclude     []string
-	MaxDescription       int
-	OpenAPITimeout       time.Duration
-	OpenAPIMaxBytes      int64
-	BackendTimeout       time.Duration
-	BackendMaxResponse   int64
-	BackendHeaders       map[string]string
-	BackendAPIKeys       map[string]string
-	BackendBearerToken   string
-	BackendBearerFile    string
-	BackendBearerAlways  bool
+	AllowedOrigins      []string
+	AllowedHosts        []string
+	SessionTTL          time.Duration
+	SessionDelete       bool
+	SSEKeepAlive        time.Duration
+	PageSize            int
+	MaxBodyBytes        int64
+	ShutdownGrace       time.Duration
+	LogLevel            string
+	LogFormat           string
+	Include, Exclude    []string
+	MaxDescription      int
+	OpenAPITimeout      time.Duration
+	OpenAPIMaxBytes     int64
+	BackendTimeout      time.Duration
+	BackendMaxResponse  int64
+	BackendHeaders      map[string]string
+	BackendAPIKeys      map[string]string
+	BackendBearerToken  string
+	BackendBearerFile   string
+	BackendBearerAlways bool
 }
 
 // option is one configuration key. raw values are strings from flags and
