@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestToolsSubcommandPrintsWhatToolsListReturns(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"tools", "--demo", "--format", "json"}, &out, &errOut, env(nil))
+	require.Equal(t, exitOK, code, errOut.String())
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &list))
+	require.NotEmpty(t, list.Tools)
+	for _, tool := range list.Tools {
+		require.NotEmpty(t, tool.Name)
+		require.NotEmpty(t, tool.Description)
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal(tool.InputSchema, &schema))
+		require.Equal(t, "object", schema["type"])
+	}
+
+	out.Reset()
+	code = run(t.Context(), []string{"tools", "--demo", "--format=table"}, &out, &errOut, env(nil))
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out.String(), "getNote")
+	require.Contains(t, out.String(), "GET /notes/{id}")
+}
+
+func TestToolsSubcommandErrors(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitConfig, run(t.Context(), []string{"tools", "--demo", "--format", "xml"}, &out, &errOut, env(nil)))
+	require.Contains(t, errOut.String(), "--format")
+
+	// A document that does not load: exit 1 with the file named; no upstream is needed.
+	f := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("openapi: 3.0.3\npaths: {\n"), 0o600))
+	errOut.Reset()
+	require.Equal(t, exitFailure, run(t.Context(), []string{"tools", "--openapi", f}, &out, &errOut, env(nil)))
+	require.True(t, strings.Contains(errOut.String(), "bad.yaml"), errOut.String())
+}
