@@ -255,7 +255,7 @@ func (e *replicaEnv) dumpLogs(t *testing.T) {
 		if p == nil {
 			continue
 		}
-		log := p.stderr.String()
+		log := stderrOf(p)
 		if len(log) > 4000 {
 			log = "…" + log[len(log)-4000:]
 		}
@@ -298,8 +298,17 @@ func spawnGateway(bin string, args ...string) (*process, error) {
 	case <-p.exited:
 		return p, fmt.Errorf("gateway exited early: %v\n%s", p.waitErr, p.stderr)
 	case <-time.After(30 * time.Second):
-		return p, fmt.Errorf("gateway did not start:\n%s", p.stderr)
+		return p, fmt.Errorf("gateway did not start:\n%s", stderrOf(p))
 	}
+}
+
+// stderrOf reads what a running gateway has written to stderr so far.
+func stderrOf(p *process) string {
+	if lw, ok := p.cmd.Stderr.(*lockedWriter); ok {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+	}
+	return p.stderr.String()
 }
 
 // rawResponse is one answered HTTP exchange.

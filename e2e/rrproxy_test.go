@@ -3,6 +3,7 @@ package e2e
 import (
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -44,6 +45,8 @@ func newRRProxy(t *testing.T, mountPath string, replicaBases []string) *rrProxy 
 		}
 		p.backends = append(p.backends, u)
 	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			i := int((p.next.Add(1) - 1) % uint64(len(p.backends)))
@@ -53,10 +56,21 @@ func newRRProxy(t *testing.T, mountPath string, replicaBases []string) *rrProxy 
 			p.mu.Unlock()
 		},
 		FlushInterval: -1,
+		// Its own transport, so no other test's cleanup (httptest.Server.Close
+		// closes http.DefaultTransport's idle connections) reaches it.
+		Transport: transport,
 		// A client dropping a push stream is routine here, not worth a log line.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	srv := httptest.NewServer(rp)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The response is flushed as soon as the replica answers, which
+		// may be before the outgoing request's body has been read to EOF;
+		// an HTTP/1 server closes the request body once the response starts
+		// unless told the handler is full duplex, and the transport then
+		// drops the upstream connection mid-response.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL + mountPath
 	return p
