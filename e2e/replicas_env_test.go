@@ -192,9 +192,10 @@ func (e *replicaEnv) broadcastSubscribers(ctx context.Context) (int64, error) {
 }
 
 // awaitBroadcastSubscribers waits until want replicas listen to the
-// broadcast channel. A replica serves requests before it is subscribed (see
-// TestReplicaHearsBroadcastsAsSoonAsItServes); the scenarios are about a
-// running deployment, so they start once every replica listens.
+// broadcast channel. A replica should not serve before it does (that is
+// TestReplicaHearsBroadcastsAsSoonAsItServes's job); the scenarios are about
+// a running deployment, so they do not depend on it and start once every
+// replica listens.
 func (e *replicaEnv) awaitBroadcastSubscribers(t *testing.T, want int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
