@@ -44,7 +44,7 @@ type Config struct {
 	// streams. Zero means 15s; negative disables them.
 	SSEKeepAlive time.Duration
 	// SessionTTL is the idle lifetime of a session. Zero means 30 minutes.
-	// It must match the store's TTL; the gateway uses it to debounce touches.
+	// A store passed in Deps must expire sessions after StoreTTL(SessionTTL).
 	SessionTTL time.Duration
 	// DisableSessionDelete makes DELETE answer 405 instead of ending sessions.
 	DisableSessionDelete bool
@@ -183,7 +183,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics:   newMetrics(deps.Metrics),
 	}
 	if s.store == nil {
-		s.store = sessions.NewMemory(sessions.Limits{TTL: cfg.SessionTTL})
+		s.store = sessions.NewMemory(sessions.Limits{TTL: StoreTTL(cfg.SessionTTL)})
 	}
 	if s.bus == nil {
 		s.bus = pubsub.NewMemory()
@@ -195,6 +195,20 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.log = slog.Default()
 	}
 	return s, nil
+}
+
+// touchEvery is how stale a session's last touch may get before a request
+// refreshes it: touches cost a store write, so they are debounced.
+func touchEvery(ttl time.Duration) time.Duration { return ttl / 16 }
+
+// StoreTTL is the expiry a session store must apply for an idle lifetime
+// of ttl: touches are debounced by up to ttl/16, so the store keeps a
+// session that much longer and no active session expires early.
+func StoreTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		ttl = 30 * time.Minute
+	}
+	return ttl + touchEvery(ttl)
 }
 
 // SetCatalog atomically replaces the tools the gateway serves.

@@ -250,7 +250,7 @@ func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid strin
 	now := time.Now()
 	// A cached record serves only while it is provably alive: within the
 	// TTL of its last touch, and still there when the touch is due.
-	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= s.cfg.SessionTTL && s.isListening() {
+	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= StoreTTL(s.cfg.SessionTTL) && s.isListening() {
 		if s.touch(r.Context(), sess, now) {
 			return sess
 		}
@@ -282,7 +282,7 @@ func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid strin
 // touch refreshes a session's idle TTL lazily: at most a few writes per TTL,
 // not one per request. It reports false when the session is gone.
 func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Time) bool {
-	if now.Sub(sess.LastSeen) <= s.cfg.SessionTTL/16 {
+	if now.Sub(sess.LastSeen) <= touchEvery(s.cfg.SessionTTL) {
 		return true
 	}
 	if err := s.store.Touch(ctx, sess.ID, now); err != nil {
