@@ -2,60 +2,37 @@ package sessions
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redistest"
 )
 
-var prefixSeq atomic.Int64
+func TestMain(m *testing.M) { redistest.Main(m) }
 
-// sharedRedis connects to the Redis named by MCPGW_TEST_REDIS_URL (or the
-// machine's 127.0.0.1:6379), skipping when none answers.
-func sharedRedis(t *testing.T) redis.UniversalClient {
-	t.Helper()
-	url := os.Getenv("MCPGW_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	c := redis.NewClient(opts)
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Skipf("no Redis at %s (set MCPGW_TEST_REDIS_URL): %v", url, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// testPrefix is unique per test; its keys are deleted when the test ends.
-func testPrefix(t *testing.T, c redis.UniversalClient) string {
-	p := fmt.Sprintf("mcpgw-test:%d:%d:", os.Getpid(), prefixSeq.Add(1))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, p+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
+func redisContract(t *testing.T, c redis.UniversalClient) {
+	contract(t, func(t *testing.T, l Limits) Store {
+		p := redistest.Prefix(t)
+		redistest.Cleanup(t, c, p)
+		return NewRedis(c, p, l)
 	})
-	return p
 }
 
-func TestRedisContract(t *testing.T) {
-	c := sharedRedis(t)
-	contract(t, func(t *testing.T, l Limits) Store { return NewRedis(c, testPrefix(t, c), l) })
-}
+func TestRedisContract(t *testing.T) { redisContract(t, redistest.Standalone(t).Client(t)) }
+
+// On a Cluster the scripts only work because a session's keys share a slot.
+func TestRedisClusterContract(t *testing.T) { redisContract(t, redistest.Cluster(t).Client(t)) }
 
 func TestRedisKeysShareTheSessionSlot(t *testing.T) {
 	r := NewRedis(nil, "p:", Limits{})
-	require.Equal(t, redisHashTag(r.recKey("abc")), redisHashTag(r.logKey("abc")))
+	require.Equal(t, hashTag(r.recKey("abc")), hashTag(r.logKey("abc")))
+	require.Equal(t, "abc", hashTag(r.recKey("abc")))
 }
 
-func redisHashTag(key string) string {
+func hashTag(key string) string {
 	i := 0
 	for i < len(key) && key[i] != '{' {
 		i++
@@ -67,15 +44,26 @@ func redisHashTag(key string) string {
 	return key[i+1 : j]
 }
 
-func TestRedisUnavailable(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	s := NewRedis(c, "x:", Limits{})
+func TestRedisUnavailableAndBack(t *testing.T) {
+	srv := redistest.Standalone(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DialerRetries: 1})
+	t.Cleanup(func() { c.Close() }) // after the key cleanup below (cleanups run last-in first-out)
+	p := redistest.Prefix(t)
+	redistest.Cleanup(t, c, p)
+	s := NewRedis(c, p, Limits{})
 	ctx := context.Background()
+	require.NoError(t, s.Create(ctx, &Session{ID: "a"}))
+
+	srv.Stop()
 	_, err := s.Get(ctx, "a")
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.ErrorIs(t, s.Ping(ctx), ErrUnavailable)
-	require.ErrorIs(t, s.Create(ctx, &Session{ID: "a"}), ErrUnavailable)
+	require.ErrorIs(t, s.Create(ctx, &Session{ID: "b"}), ErrUnavailable)
 	_, err = s.Append(ctx, "a", []byte("x"))
 	require.ErrorIs(t, err, ErrUnavailable)
+	require.NotErrorIs(t, err, ErrNotFound, "an outage must never look like an ended session")
+
+	srv.Start() // same port, empty data
+	require.Eventually(t, func() bool { return s.Ping(ctx) == nil }, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, s.Create(ctx, &Session{ID: "b"}))
 }
