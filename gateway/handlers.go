@@ -52,8 +52,12 @@ func (s *Server) serverInfo() implementation {
 	return implementation{Name: s.cfg.ServerName, Title: "MCP Gateway", Version: s.cfg.ServerVersion}
 }
 
+// serverInfoMeta is shared by every stateless result; nothing modifies it.
 func (s *Server) serverInfoMeta() map[string]any {
-	return map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}
+	s.infoMetaOnce.Do(func() {
+		s.infoMeta = map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}
+	})
+	return s.infoMeta
 }
 
 // capabilities are the same in both eras: tools, logging, and empty
@@ -260,46 +264,61 @@ type callToolResult struct {
 }
 
 func (s *Server) callTool(r *request) (any, error) {
-	var p struct {
-		Name      *string         `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+	name, args := r.meta.Name, r.meta.Arguments
+	if !r.meta.ok {
+		var p struct {
+			Name      *string         `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := decodeParams(r, &p); err != nil {
+			return nil, err
+		}
+		name, args = p.Name, p.Arguments
 	}
-	if err := decodeParams(r, &p); err != nil {
-		return nil, err
-	}
-	if p.Name == nil || *p.Name == "" {
+	if name == nil || *name == "" {
 		return nil, errInvalidParams("Invalid params for tools/call: name is required")
 	}
-	if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
+	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
 		return nil, errInvalidParams("Invalid params for tools/call: arguments must be an object")
 	}
 	c, err := s.catalogFor()
 	if err != nil {
 		return nil, err
 	}
-	tool, ok := c.Tools.Lookup(*p.Name)
+	tool, ok := c.Tools.Lookup(*name)
 	if !ok {
-		return nil, errInvalidParams("Unknown tool: %q", *p.Name)
+		return nil, errInvalidParams("Unknown tool: %q", *name)
 	}
 	if res := s.checkQuota(r); res != nil {
 		return &callToolResult{Result: res, resultMeta: s.stamp(r, false)}, nil
 	}
-	method, path := tool.Route()
-	r.log(levelDebug, map[string]any{"message": "calling backend", "tool": tool.Name, "request": method + " " + path})
+	debug := r.enabled(levelDebug)
+	if debug {
+		method, path := tool.Route()
+		r.log(levelDebug, map[string]any{"message": "calling backend", "tool": tool.Name, "request": method + " " + path})
+	}
 	start := time.Now()
-	res := c.Caller.CallObserved(r.ctx, tool, p.Arguments, func(pr toolgen.Progress) {
-		switch pr.Stage {
-		case toolgen.StageSent:
-			r.progress(int(pr.Stage), toolgen.StageCount, "request sent to the backend")
-		case toolgen.StageAnswered:
-			msg := fmt.Sprintf("backend answered %d %s", pr.Status, http.StatusText(pr.Status))
-			r.progress(int(pr.Stage), toolgen.StageCount, msg)
-			r.log(levelDebug, map[string]any{"message": msg, "tool": tool.Name, "status": pr.Status,
-				"elapsedMs": time.Since(start).Milliseconds()})
-		case toolgen.StageMapped:
-			r.progress(int(pr.Stage), toolgen.StageCount, "response read")
+	// Observing the exchange costs a little; do it only for a client that
+	// wants progress or debug messages.
+	var observe toolgen.Observer
+	if debug || r.progressToken != nil {
+		observe = func(pr toolgen.Progress) {
+			switch pr.Stage {
+			case toolgen.StageSent:
+				r.progress(int(pr.Stage), toolgen.StageCount, "request sent to the backend")
+			case toolgen.StageAnswered:
+				msg := fmt.Sprintf("backend answered %d %s", pr.Status, http.StatusText(pr.Status))
+				r.progress(int(pr.Stage), toolgen.StageCount, msg)
+				if debug {
+					r.log(levelDebug, map[string]any{"message": msg, "tool": tool.Name, "status": pr.Status,
+						"elapsedMs": time.Since(start).Milliseconds()})
+				}
+			case toolgen.StageMapped:
+				r.progress(int(pr.Stage), toolgen.StageCount, "response read")
+			}
 		}
-	})
+	}
+	res := c.Caller.CallObserved(r.ctx, tool, args, observe)
 	if r.ctx.Err() != nil {
 		s.metrics.toolCalls.WithLabelValues("cancelled").Inc()
 		return nil, errCancelled
@@ -307,16 +326,16 @@ func (s *Server) callTool(r *request) (any, error) {
 	if res == nil {
 		return nil, fmt.Errorf("caller returned no result for %s", tool.Name)
 	}
-	elapsed := time.Since(start)
-	outcome := "ok"
 	if res.IsError {
-		outcome = "tool_error"
-	}
-	s.metrics.toolCalls.WithLabelValues(outcome).Inc()
-	if res.IsError {
-		r.log(levelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name, "elapsedMs": elapsed.Milliseconds(), "error": firstText(res)})
+		s.metrics.toolCalls.WithLabelValues("tool_error").Inc()
+		if r.enabled(levelWarning) {
+			r.log(levelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name, "elapsedMs": time.Since(start).Milliseconds(), "error": firstText(res)})
+		}
 	} else {
-		r.log(levelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": elapsed.Milliseconds()})
+		s.metrics.toolCalls.WithLabelValues("ok").Inc()
+		if debug {
+			r.log(levelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": time.Since(start).Milliseconds()})
+		}
 	}
 	return &callToolResult{Result: res, resultMeta: s.stamp(r, false)}, nil
 }

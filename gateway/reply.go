@@ -61,11 +61,14 @@ func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
 		p.srv.writeResult(p.w, http.StatusOK, id, result, rerr)
 		return
 	}
-	data, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
+	buf := getBuf()
+	defer putBuf(buf)
+	data, err := appendResponse(*buf, id, result, rerr)
 	if err != nil {
 		p.srv.log.Error("encoding response failed", "err", err)
-		data, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInternalError, Message: "Internal error"}})
+		data, _ = appendResponse(data[:0], id, nil, &rpcError{Code: codeInternalError, Message: "Internal error"})
 	}
+	*buf = data
 	_ = p.sse.event("", data)
 }
 
@@ -146,10 +149,16 @@ func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessa
 	if rerr != nil && rerr.status != 0 {
 		status = rerr.status
 	}
-	if result == nil && rerr == nil {
-		result = struct{}{}
+	buf := getBuf()
+	defer putBuf(buf)
+	data, err := appendResponse(*buf, id, result, rerr)
+	if err != nil {
+		s.log.Error("encoding response failed", "err", err)
+		status = http.StatusInternalServerError
+		data, _ = appendResponse(data[:0], id, nil, &rpcError{Code: codeInternalError, Message: "Internal error"})
 	}
-	writeJSON(w, status, response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
+	*buf = data
+	writeBody(w, status, data)
 }
 
 // writeError writes a transport-level rejection with a JSON-RPC error body.
@@ -163,6 +172,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		data = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}`)
 	}
+	writeBody(w, status, data)
+}
+
+func writeBody(w http.ResponseWriter, status int, data []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(data)))

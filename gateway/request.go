@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -39,6 +40,8 @@ type request struct {
 	progressToken json.RawMessage
 	// out receives notifications related to this request.
 	out sink
+	// meta is what the transport read from params.
+	meta requestMeta
 }
 
 // sink delivers notifications related to one request.
@@ -87,14 +90,25 @@ type requestMeta struct {
 	// Name and URI are read to check the 2026-07-28 Mcp-Name header.
 	Name *string `json:"name"`
 	URI  *string `json:"uri"`
+	// Arguments are tools/call's, read here so params are decoded once.
+	Arguments json.RawMessage `json:"arguments"`
+	// ok is false when params did not decode into this shape; handlers then
+	// decode again to report the problem.
+	ok bool
 }
 
 // readMeta decodes what the transport needs from params. Params that are not
 // an object yield an empty meta; the handler reports them.
 func readMeta(params json.RawMessage) requestMeta {
 	var m requestMeta
-	if len(params) > 0 && params[0] == '{' {
-		_ = json.Unmarshal(params, &m)
+	if p := bytes.TrimSpace(params); len(p) > 0 && p[0] == '{' {
+		m.ok = json.Unmarshal(p, &m) == nil
+	} else {
+		m.ok = len(p) == 0
 	}
 	return m
 }
+
+// enabled reports whether a message at level would be sent, so callers
+// build its data only then.
+func (r *request) enabled(level logLevel) bool { return level >= r.logLevel && r.out != nil }

@@ -132,6 +132,9 @@ type Server struct {
 	cache   *sessionCache
 	metrics *metrics
 
+	infoMetaOnce sync.Once
+	infoMeta     map[string]any
+
 	// inflight maps session id + request id to the cancel func of a running
 	// session-era request, for notifications/cancelled.
 	inflightMu sync.Mutex

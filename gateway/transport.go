@@ -164,6 +164,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		params:     msg.Params,
 		logLevel:   levelOff,
 		client:     "addr:" + remoteHost(r),
+		meta:       meta,
 	}
 	if meta.Meta.LogLevel != nil {
 		lvl, ok := parseLogLevel(*meta.Meta.LogLevel)
@@ -378,6 +379,7 @@ func (s *Server) sessionRequest(ctx context.Context, sess *sessions.Session, msg
 		params:     msg.Params,
 		logLevel:   lvl,
 		out:        out,
+		meta:       meta,
 	}
 	if meta.Meta != nil {
 		req.progressToken = meta.Meta.ProgressToken

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	segjson "github.com/segmentio/encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -115,14 +116,14 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 	if mt == "" {
 		mt = sniffMediaType(body)
 	}
-	if p.hasOutput && mt == "text/plain" && json.Valid(body) {
+	if p.hasOutput && mt == "text/plain" && validJSON(body) {
 		// The tool promises JSON, and this is JSON labelled text/plain:
 		// what a Go server sniffs when the handler sets no Content-Type,
 		// and a common slip elsewhere.
 		mt = "application/json"
 	}
 	if isJSONMedia(mt) {
-		if !json.Valid(body) {
+		if !validJSON(body) {
 			if p.hasOutput {
 				return p.contractError(status, "the response is not valid JSON", body, mt)
 			}
@@ -307,7 +308,7 @@ func parseMediaType(ct string) (string, map[string]string) {
 
 // sniffMediaType guesses the type of a body sent without Content-Type.
 func sniffMediaType(body []byte) string {
-	if json.Valid(body) {
+	if validJSON(body) {
 		return "application/json"
 	}
 	if utf8.Valid(body) && bytes.IndexByte(body, 0) < 0 {
@@ -372,3 +373,7 @@ func sanitizeExcerpt(body []byte, limit int) string {
 	}
 	return out
 }
+
+// validJSON is json.Valid at about a third of the cost: it runs on every
+// JSON response body, the largest input on the hot path.
+func validJSON(b []byte) bool { return segjson.Valid(b) }
