@@ -1,6 +1,7 @@
 package toolgen
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -23,22 +24,32 @@ func Print(w io.Writer, set *Set, format string) error {
 	return fmt.Errorf("toolgen: unknown format %q (want json or table)", format)
 }
 
+// printJSON writes {"tools":[...]} as tools/list returns it, indented, one
+// tool at a time: a large document's output never sits in memory whole.
 func printJSON(w io.Writer, set *Set) error {
+	bw := bufio.NewWriter(w)
+	tools := set.Tools()
+	_, _ = bw.WriteString("{\n  \"tools\": [")
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	tools := set.Tools()
-	if tools == nil {
-		tools = []*Tool{}
+	enc.SetIndent("    ", "  ")
+	for i, t := range tools {
+		buf.Reset()
+		if err := enc.Encode(t); err != nil {
+			return fmt.Errorf("toolgen: encode tool %s: %w", t.Name, err)
+		}
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		_, _ = bw.WriteString("\n    ")
+		_, _ = bw.Write(bytes.TrimRight(buf.Bytes(), "\n"))
 	}
-	if err := enc.Encode(struct {
-		Tools []*Tool `json:"tools"`
-	}{tools}); err != nil {
-		return fmt.Errorf("toolgen: encode tools: %w", err)
+	if len(tools) > 0 {
+		_, _ = bw.WriteString("\n  ")
 	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	_, _ = bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 const tableDescription = 72
