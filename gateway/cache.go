@@ -17,6 +17,9 @@ type sessionCache struct {
 	maxAge time.Duration
 	mu     sync.Mutex
 	m      map[string]cachedSession
+	// ended remembers sessions that ended here or elsewhere, so that a
+	// lookup racing the end cannot put the record back.
+	ended map[string]time.Time
 }
 
 type cachedSession struct {
@@ -25,7 +28,7 @@ type cachedSession struct {
 }
 
 func newSessionCache(maxAge time.Duration) *sessionCache {
-	return &sessionCache{maxAge: maxAge, m: map[string]cachedSession{}}
+	return &sessionCache{maxAge: maxAge, m: map[string]cachedSession{}, ended: map[string]time.Time{}}
 }
 
 // get returns a fresh cached record; callers must not modify it.
@@ -42,7 +45,18 @@ func (c *sessionCache) get(id string, now time.Time) *sessions.Session {
 func (c *sessionCache) put(s *sessions.Session, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, gone := c.ended[s.ID]; gone {
+		return
+	}
 	c.m[s.ID] = cachedSession{s: s, fetched: now}
+}
+
+// end drops a session for good: it is never cached again.
+func (c *sessionCache) end(id string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+	c.ended[id] = now
 }
 
 func (c *sessionCache) drop(id string) {
@@ -58,6 +72,12 @@ func (c *sessionCache) sweep(now time.Time) {
 	for id, e := range c.m {
 		if now.Sub(e.fetched) > c.maxAge {
 			delete(c.m, id)
+		}
+	}
+	// A lookup that raced the end has long finished by then.
+	for id, at := range c.ended {
+		if now.Sub(at) > c.maxAge {
+			delete(c.ended, id)
 		}
 	}
 }
@@ -102,8 +122,10 @@ func (s *Server) listenReplicas(ctx context.Context) {
 				continue
 			}
 			switch b.Kind {
-			case "changed", "ended":
+			case "changed":
 				s.cache.drop(b.Session)
+			case "ended":
+				s.cache.end(b.Session, time.Now())
 			case "cancel":
 				s.cancelLocal(b.Session, b.Request)
 			}

@@ -72,6 +72,10 @@ func (s *Server) capabilities() map[string]any {
 	}
 }
 
+// maxClientRecord bounds the client's capabilities and clientInfo as stored
+// with its session.
+const maxClientRecord = 64 << 10
+
 type initializeParams struct {
 	ProtocolVersion *string         `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`
@@ -96,6 +100,10 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (*initi
 	}
 	if len(p.Capabilities) > 0 && !isJSONObject(p.Capabilities) && !bytes.Equal(bytes.TrimSpace(p.Capabilities), []byte("null")) {
 		return nil, nil, errInvalidParams("Invalid params for initialize: capabilities must be an object")
+	}
+	// Both are kept for the session's life: bound what a client can park here.
+	if len(p.Capabilities) > maxClientRecord || len(p.ClientInfo) > maxClientRecord {
+		return nil, nil, errInvalidParams("Invalid params for initialize: capabilities and clientInfo must each be under %d bytes", maxClientRecord)
 	}
 	now := time.Now()
 	sess := &sessions.Session{
@@ -301,7 +309,7 @@ func (s *Server) callTool(r *request) (any, error) {
 	// Observing the exchange costs a little; do it only for a client that
 	// wants progress or debug messages.
 	var observe toolgen.Observer
-	if debug || r.progressToken != nil {
+	if debug || validProgressToken(r.progressToken) {
 		observe = func(pr toolgen.Progress) {
 			switch pr.Stage {
 			case toolgen.StageSent:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // replier receives the outcome of one dispatched request.
@@ -70,6 +71,7 @@ func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
 	}
 	*buf = data
 	_ = p.sse.event("", data)
+	p.sse.release()
 }
 
 // cancelled ends the exchange without a response: an empty event stream
@@ -111,8 +113,20 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	return s
 }
 
+// sseWriteTimeout bounds one SSE write: a client that stops reading must
+// not hold a goroutine (and shutdown) forever.
+const sseWriteTimeout = 10 * time.Second
+
+// deadline arms the write deadline for the next write.
+func (s *sseWriter) deadline() { _ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout)) }
+
+// release clears the deadline so a kept-alive connection's next response
+// does not inherit it (the server only resets deadlines it set itself).
+func (s *sseWriter) release() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+
 // event writes one message. id may be empty (no resumption cursor).
 func (s *sseWriter) event(id string, data []byte) error {
+	s.deadline()
 	buf := make([]byte, 0, len(data)+48)
 	if id != "" {
 		buf = append(buf, "id: "...)
@@ -130,6 +144,7 @@ func (s *sseWriter) event(id string, data []byte) error {
 
 // comment writes a keep-alive line that clients ignore.
 func (s *sseWriter) comment(text string) error {
+	s.deadline()
 	if _, err := s.w.Write([]byte(": " + text + "\n\n")); err != nil {
 		return err
 	}
@@ -138,6 +153,7 @@ func (s *sseWriter) comment(text string) error {
 
 // retry tells the client how long to wait before reconnecting.
 func (s *sseWriter) retry(ms int) error {
+	s.deadline()
 	if _, err := s.w.Write([]byte("retry: " + strconv.Itoa(ms) + "\n\n")); err != nil {
 		return err
 	}

@@ -65,10 +65,21 @@ func (r *request) log(level logLevel, data any) {
 // progress sends notifications/progress when the client asked for it with
 // a progress token. Values must increase; callers pass stage numbers.
 func (r *request) progress(done, total int, message string) {
-	if r.progressToken == nil || r.out == nil {
+	if !validProgressToken(r.progressToken) || r.out == nil {
 		return
 	}
 	r.out.notify("notifications/progress", progressParams{Token: r.progressToken, Progress: done, Total: total, Message: message})
+}
+
+// validProgressToken: a string or a number; null or anything else means the
+// client did not ask for progress.
+func validProgressToken(t json.RawMessage) bool {
+	t = bytes.TrimSpace(t)
+	if len(t) == 0 {
+		return false
+	}
+	c := t[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 type progressParams struct {

@@ -138,7 +138,7 @@ type Server struct {
 	// inflight maps session id + request id to the cancel func of a running
 	// session-era request, for notifications/cancelled.
 	inflightMu sync.Mutex
-	inflight   map[inflightKey]context.CancelFunc
+	inflight   map[inflightKey]*inflightCall
 
 	// listening is closed once this replica hears the others' broadcasts
 	// (session changes and ends, cancellations). Until then it is not ready
@@ -154,6 +154,10 @@ type Server struct {
 }
 
 type inflightKey struct{ session, id string }
+
+// inflightCall is one running request; its identity tells a request apart
+// from a later one that reused its id.
+type inflightCall struct{ cancel context.CancelFunc }
 
 // catalogState is a Catalog plus what the transport derives from it once.
 type catalogState struct {
@@ -179,7 +183,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		limiter:   deps.Limiter,
 		log:       deps.Logger,
 		origin:    origin,
-		inflight:  map[inflightKey]context.CancelFunc{},
+		inflight:  map[inflightKey]*inflightCall{},
 		done:      make(chan struct{}),
 		listening: make(chan struct{}),
 		cache:     newSessionCache(cfg.SessionCacheTTL),
@@ -231,7 +235,8 @@ func (s *Server) Ready(ctx context.Context) error {
 		return errors.New("not yet subscribed to the other replicas' broadcasts")
 	}
 	if err := s.store.Ping(ctx); err != nil {
-		return fmt.Errorf("session store: %w", err)
+		s.log.Warn("not ready: session store unreachable", "err", err)
+		return errors.New("session store unavailable")
 	}
 	return nil
 }

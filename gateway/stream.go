@@ -77,18 +77,25 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 	s.metrics.openStream.Inc()
 	defer s.metrics.openStream.Dec()
 	sse := startSSE(w)
+	defer sse.release()
 	if gap {
 		// Say so rather than leave a silent gap: the client missed events
 		// that are no longer retained.
-		data, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/message", Params: logMessage{
-			Level: "error", Logger: "mcp-gateway",
-			Data: map[string]string{"message": "events after Last-Event-ID are no longer retained; some notifications were lost"},
-		}})
-		if sse.event("", data) != nil {
+		if sse.event("", gapNotice()) != nil {
 			return
 		}
 	}
 	s.pumpSession(ctx, sse, sid, cursor, sub.C())
+}
+
+// gapNotice tells a stream's client that events it should have had are no
+// longer retained.
+func gapNotice() []byte {
+	data, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/message", Params: logMessage{
+		Level: "error", Logger: "mcp-gateway",
+		Data: map[string]string{"message": "events after Last-Event-ID are no longer retained; some notifications were lost"},
+	}})
+	return data
 }
 
 // pumpSession copies a session's log to the stream until the client goes,
@@ -106,7 +113,11 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 		case errors.Is(err, sessions.ErrNotFound):
 			return // the session ended: end its stream
 		case errors.Is(err, sessions.ErrEventGone):
-			cursor = "" // fell behind the log's bound; continue from what is retained
+			// Fell behind the log's bound: say so, then go on from what is retained.
+			if sse.event("", gapNotice()) != nil {
+				return
+			}
+			cursor = ""
 			continue
 		case err != nil:
 			s.log.Warn("reading session stream failed", "err", err, "session", sid)
@@ -166,6 +177,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
 	defer s.metrics.openStream.Dec()
 	subID := r.id
 	sse := startSSE(w)
+	defer sse.release()
 	// The gateway's tool, prompt and resource lists do not change while it
 	// runs, so it honours none of the requested notification types: the
 	// acknowledgement says so and the stream carries only keep-alives.

@@ -393,12 +393,16 @@ func (s *Server) trackInflight(sid string, id json.RawMessage, req *request) fun
 	ctx, cancel := context.WithCancel(req.ctx)
 	req.ctx = ctx
 	key := inflightKey{session: sid, id: canonicalID(id)}
+	entry := &inflightCall{cancel: cancel}
 	s.inflightMu.Lock()
-	s.inflight[key] = cancel
+	s.inflight[key] = entry
 	s.inflightMu.Unlock()
 	return func() {
 		s.inflightMu.Lock()
-		delete(s.inflight, key)
+		// A client that reused the id for a newer request owns the key now.
+		if s.inflight[key] == entry {
+			delete(s.inflight, key)
+		}
 		s.inflightMu.Unlock()
 		cancel()
 	}
@@ -430,12 +434,12 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 // cancelLocal cancels a request this replica runs; it reports whether it did.
 func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
 	s.inflightMu.Lock()
-	cancel := s.inflight[inflightKey{session: sid, id: canonicalID(id)}]
+	call := s.inflight[inflightKey{session: sid, id: canonicalID(id)}]
 	s.inflightMu.Unlock()
-	if cancel != nil {
-		cancel()
+	if call != nil {
+		call.cancel()
 	}
-	return cancel != nil
+	return call != nil
 }
 
 // serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only.
@@ -523,8 +527,12 @@ func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	if !s.checkSessionVersion(w, r, nil) {
 		return
 	}
+	if !validSessionID(sid) {
+		s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
+		return
+	}
 	err := s.store.Delete(r.Context(), sid)
-	s.cache.drop(sid)
+	s.cache.end(sid, time.Now())
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))

@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/quota"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -410,4 +413,46 @@ mcpgw_tool_calls_total{outcome="tool_error"} 1
 mcpgw_sessions_created_total 1
 `), "mcpgw_tool_calls_total", "mcpgw_sessions_created_total"))
 	require.Equal(t, 2.0, testutil.ToFloat64(g.srv.metrics.requests.WithLabelValues("session", "tools/call", "ok")))
+}
+
+func TestReviewRegressions(t *testing.T) {
+	g := newTestGateway(t, Config{})
+
+	t.Run("oversized client capabilities are refused", func(t *testing.T) {
+		big := `{"x":"` + strings.Repeat("a", maxClientRecord) + `"}`
+		r := g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + big + `,"clientInfo":{"name":"c","version":"1"}}}`})
+		require.Equal(t, codeInvalidParams, r.errCode(t))
+		require.Empty(t, r.header.Get("Mcp-Session-Id"))
+	})
+	t.Run("a null progress token asks for no progress", func(t *testing.T) {
+		sid := g.initialize(t, "2025-06-18")
+		r := g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getNote","arguments":{"id":1},"_meta":{"progressToken":null}}}`)
+		require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	})
+	t.Run("a reused request id does not orphan the newer request", func(t *testing.T) {
+		req := &request{ctx: context.Background()}
+		endFirst := g.srv.trackInflight("s", json.RawMessage(`7`), req)
+		second := &request{ctx: context.Background()}
+		endSecond := g.srv.trackInflight("s", json.RawMessage(`7`), second)
+		endFirst()
+		require.True(t, g.srv.cancelLocal("s", json.RawMessage(`7`)), "the newer request is still cancellable")
+		require.Error(t, second.ctx.Err())
+		endSecond()
+	})
+	t.Run("an ended session is never cached again", func(t *testing.T) {
+		c := newSessionCache(time.Minute)
+		now := time.Now()
+		c.end("gone", now)
+		c.put(&sessions.Session{ID: "gone", LastSeen: now}, now)
+		require.Nil(t, c.get("gone", now))
+		c.sweep(now.Add(2 * time.Minute))
+		c.put(&sessions.Session{ID: "gone", LastSeen: now}, now)
+		require.NotNil(t, c.get("gone", now), "tombstones expire with the cache bound")
+	})
+	t.Run("readyz gives no internals", func(t *testing.T) {
+		resp, err := http.Get(g.hs.URL + "/readyz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+	})
 }

@@ -92,10 +92,11 @@ func (f *fanout) subscribe(ctx context.Context, topic string) *Subscription {
 		f.first(topic)
 	}
 	if ctx.Done() != nil {
-		go func() {
-			<-ctx.Done()
-			s.Close()
-		}()
+		// The context's end closes the subscription; an explicit Close
+		// unregisters that, so no waiter outlives the subscription.
+		inner := s.close
+		stop := context.AfterFunc(ctx, func() { s.once.Do(inner) })
+		s.close = func() { stop(); inner() }
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,17 @@ func TestMemorySlowSubscriberDoesNotBlock(t *testing.T) {
 		require.NoError(t, b.Publish(context.Background(), "t", []byte("x")))
 	}
 	require.Len(t, s.C(), subscriptionBuffer)
+}
+
+func TestClosedSubscriptionsLeaveNoGoroutines(t *testing.T) {
+	b := NewMemory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	for range 200 {
+		s, err := b.Subscribe(ctx, "t")
+		require.NoError(t, err)
+		s.Close()
+	}
+	require.Less(t, runtime.NumGoroutine()-before, 20, "closing must release the context watcher")
 }

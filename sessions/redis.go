@@ -249,7 +249,9 @@ func (r *Redis) ReadAfter(ctx context.Context, id string, after string, max int)
 			return nil, fmt.Errorf("%w: %q", ErrBadEventID, after)
 		}
 	}
-	pipe := r.c.Pipeline()
+	// One transaction: an append on another connection cannot trim the log
+	// between the gap check and the read.
+	pipe := r.c.TxPipeline()
 	gone := pipe.HMGet(ctx, r.recKey(id), "d", "g")
 	info := pipe.XInfoStream(ctx, r.logKey(id))
 	start := "-"

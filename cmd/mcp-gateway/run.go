@@ -148,14 +148,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		code = exitFailure
 	}
 	// End push streams first (they never finish on their own), then let
-	// in-flight calls finish within the grace period.
-	stopRun()
-	<-runDone
+	// in-flight calls finish within the grace period while the replica
+	// still hears the others (a cancellation may arrive meanwhile); stop
+	// the background work last.
+	srv.Shutdown()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := httpSrv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over; closing remaining connections", "err", err)
 		_ = httpSrv.Close()
+	}
+	stopRun()
+	select {
+	case <-runDone:
+	case <-sctx.Done():
+		log.Warn("background work did not stop within the grace period")
 	}
 	return code
 }
