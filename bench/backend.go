@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 // sizes are the payloads the backend serves, by the value of its size
@@ -121,24 +123,9 @@ func backendHandler() http.Handler {
 	return mux
 }
 
-// newTransport has the settings of the gateway's backend transport
-// (toolgen's sharedTransport), so that the proxy and the SDK server dial and
-// pool the same way.
-func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		MaxIdleConns:           1024,
-		MaxIdleConnsPerHost:    256,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
-	}
-}
+// newTransport is the gateway's backend transport, so that the proxy and the
+// SDK server dial and pool the same way.
+func newTransport() *http.Transport { return toolgen.NewTransport() }
 
 // newProxy is the "plain reverse proxy" baseline: every request goes to
 // target unchanged.

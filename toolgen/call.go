@@ -151,7 +151,12 @@ func NewCaller(doc *openapi.Document, cfg CallerConfig) (*Caller, error) {
 // sharedTransport is the backend transport used when CallerConfig.Transport is
 // nil. It is shared by every Caller so that replacing a Caller after the
 // document changes keeps the pooled connections.
-var sharedTransport = sync.OnceValue(func() *http.Transport {
+var sharedTransport = sync.OnceValue(NewTransport)
+
+// NewTransport returns a transport with the settings the call path uses for
+// backends: keep-alive pools sized for many concurrent calls, bounded dial,
+// TLS handshake and header sizes. Benchmarks use it to compare like with like.
+func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
@@ -165,7 +170,7 @@ var sharedTransport = sync.OnceValue(func() *http.Transport {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
-})
+}
 
 // errTooManyRedirects stops a redirect loop on the backend's own host.
 var errTooManyRedirects = errors.New("too many redirects")

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 type payloadArgs struct {
@@ -55,16 +57,8 @@ func main() {
 
 func run(backend string) error {
 	// The gateway's backend transport settings, so both pool alike.
-	client := &http.Client{Transport: &http.Transport{
-		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:           1024,
-		MaxIdleConnsPerHost:    256,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
-	}, Timeout: 30 * time.Second}
+	// The gateway's backend transport settings, for a like-for-like comparison.
+	client := &http.Client{Transport: toolgen.NewTransport(), Timeout: 30 * time.Second}
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench-sdk", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "getPayload", Description: "A JSON payload of about the requested size."},
