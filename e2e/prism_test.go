@@ -70,6 +70,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
@@ -129,12 +130,9 @@ type docReport struct {
 }
 
 func TestToolsAgainstPrism(t *testing.T) {
-	specs := os.Getenv("MCPGW_SPECS_DIR")
-	if specs == "" {
-		t.Skip("MCPGW_SPECS_DIR is unset: it names the directory with oai/ and github-api.github.com.json (.ci/run sets it)")
-	}
+	specsDir := specs.Dir(t)
 	node, prism := findPrism(t)
-	docs := prismDocuments(t, specs)
+	docs := prismDocuments(t, specsDir)
 	gatewayBinary(t) // build once before the parallel subtests start
 
 	var mu sync.Mutex
@@ -142,7 +140,7 @@ func TestToolsAgainstPrism(t *testing.T) {
 	start := time.Now()
 	t.Run("docs", func(t *testing.T) {
 		for _, doc := range docs {
-			name, _ := filepath.Rel(specs, doc)
+			name, _ := filepath.Rel(specsDir, doc)
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				r := runPrismDocument(t, node, prism, doc, name)

@@ -10,19 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
-// specsDir returns the shared folder of real OpenAPI documents, or skips:
-// a fresh clone does not have it.
-func specsDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("MCPGW_SPECS_DIR")
-	if dir == "" {
-		tb.Skip("MCPGW_SPECS_DIR is not set: skipping tests over the real OpenAPI documents (set it to the specs folder, e.g. ../shared/specs)")
-	}
-	return dir
-}
+func specsDir(tb testing.TB) string { return specs.Dir(tb) }
 
 // TestCorpusOAI loads every example document of the OpenAPI Initiative.
 // Files that are fragments of a multi-file document (no top-level openapi

@@ -9,19 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
-// specsDir returns the shared folder of real OpenAPI documents, or skips:
-// a fresh clone does not have it.
-func specsDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("MCPGW_SPECS_DIR")
-	if dir == "" {
-		tb.Skip("MCPGW_SPECS_DIR is not set: skipping tests over the real OpenAPI documents (set it to the specs folder, e.g. ../shared/specs)")
-	}
-	return dir
-}
+func specsDir(tb testing.TB) string { return specs.Dir(tb) }
 
 func TestCorpusGitHub(t *testing.T) {
 	doc, set := generateFile(t, filepath.Join(specsDir(t), "github-api.github.com.json"), Options{})
