@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -141,67 +140,5 @@ func appendCompact(b []byte, raw []byte) []byte {
 	return append(b, out.Bytes()...)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// plainASCII marks the ASCII bytes a JSON string carries unescaped.
-var plainASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendString appends s as a JSON string the way encoding/json does:
-// quotes, backslashes, control characters, <, >, & and U+2028/U+2029
-// escaped; invalid UTF-8 replaced with U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plainASCII[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as encoding/json would (HTML characters escaped).
+func appendString(b []byte, s string) []byte { return toolgen.AppendJSONString(b, s, true) }

@@ -149,30 +149,52 @@ func jsonValue(v any) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Unlike encoding/json it leaves
-// <, > and & alone, which keeps descriptions and patterns readable.
-func appendString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
+// plainASCII marks the ASCII bytes a JSON string carries unescaped;
+// plainASCIIHTML also escapes <, > and & as encoding/json does.
+var plainASCII, plainASCIIHTML = func() (t, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+		h[c] = t[c] && c != '<' && c != '>' && c != '&'
+	}
+	return t, h
+}()
+
+// AppendJSONString appends s as a JSON string the way encoding/json does:
+// quotes, backslashes, control characters and U+2028/U+2029 escaped,
+// invalid UTF-8 replaced with U+FFFD, and with escapeHTML also <, > and &.
+// Schemas are written without HTML escaping (descriptions and patterns stay
+// readable); the gateway's responses with it, byte for byte as
+// encoding/json.
+func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
+	plain := &plainASCII
+	if escapeHTML {
+		plain = &plainASCIIHTML
+	}
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plain[c] {
 				i++
 				continue
 			}
-			buf = append(buf, s[start:i]...)
+			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				buf = append(buf, '\\', c)
+				b = append(b, '\\', c)
 			case '\n':
-				buf = append(buf, '\\', 'n')
+				b = append(b, '\\', 'n')
 			case '\r':
-				buf = append(buf, '\\', 'r')
+				b = append(b, '\\', 'r')
 			case '\t':
-				buf = append(buf, '\\', 't')
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
 			start = i
@@ -180,14 +202,24 @@ func appendString(buf []byte, s string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
+
+// appendString appends s as a JSON string without HTML escaping.
+func appendString(buf []byte, s string) []byte { return AppendJSONString(buf, s, false) }
