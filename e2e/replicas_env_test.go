@@ -332,6 +332,11 @@ func (e *replicaEnv) send(ctx context.Context, url, sid, body string) (*rawRespo
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 	}
+	return e.roundTrip(req)
+}
+
+// roundTrip sends req and reads the whole answer.
+func (e *replicaEnv) roundTrip(req *http.Request) (*rawResponse, error) {
 	resp, err := e.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -362,16 +367,7 @@ func (e *replicaEnv) sendMethod(ctx context.Context, method, url, sid string) (*
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &rawResponse{status: resp.StatusCode, header: resp.Header, body: b}, nil
+	return e.roundTrip(req)
 }
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-replicas","version":"1"}}}`
