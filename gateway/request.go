@@ -49,10 +49,6 @@ type sink interface {
 	notify(method string, params any)
 }
 
-// discard is the sink of requests whose notifications have nowhere to go.
-type discard struct{}
-
-func (discard) notify(string, any) {}
 
 // log sends a notifications/message when the request's level allows it.
 func (r *request) log(level logLevel, data any) {
