@@ -37,6 +37,12 @@ func init() {
 		"prompts/get":              {handle: (*Server).getPrompt, eras: eraBoth},
 		"completion/complete":      {handle: (*Server).complete, eras: eraBoth},
 	}
+	for name := range methods {
+		knownMethods[name] = name
+	}
+	for _, name := range []string{"initialize", "notifications/initialized", "notifications/cancelled"} {
+		knownMethods[name] = name
+	}
 }
 
 // errCancelled tells dispatch that the request was cancelled and must not be

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 // JSON-RPC and MCP error codes. PROTOCOL.md §5 has the table per revision.
@@ -91,17 +93,54 @@ func asRPCError(err error) (e *rpcError, internal bool) {
 	return &rpcError{Code: codeInternalError, Message: "Internal error"}, true
 }
 
-// decodeMessage parses one JSON-RPC message and checks its envelope.
+// errWrongType marks a member whose JSON type is not the one JSON-RPC gives it.
+var errWrongType = errors.New("wrong type")
+
+// decodeMessage parses one JSON-RPC message and checks its envelope. Member
+// names match exactly; id, params, result and error stay raw and point into
+// raw, which the caller must not reuse while the message lives.
 func decodeMessage(raw []byte) (*message, *rpcError) {
 	var m message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) || !json.Valid(raw) {
+	jsonrpcOK := false
+	err := toolgen.ScanObject(raw, func(key, value []byte) error {
+		switch string(key) {
+		case "jsonrpc":
+			if value[0] == 'n' { // null: as if absent
+				jsonrpcOK = false
+				return nil
+			}
+			if value[0] != '"' {
+				return errWrongType
+			}
+			jsonrpcOK = toolgen.JSONStringEquals(value, "2.0")
+		case "id":
+			m.ID = value
+		case "method":
+			if value[0] == 'n' {
+				m.Method = ""
+				return nil
+			}
+			if value[0] != '"' {
+				return errWrongType
+			}
+			m.Method = methodName(value)
+		case "params":
+			m.Params = value
+		case "result":
+			m.Result = value
+		case "error":
+			m.Error = value
+		}
+		return nil
+	})
+	if err != nil {
+		var syn *toolgen.JSONSyntaxError
+		if errors.As(err, &syn) {
 			return nil, newError(codeParseError, "Parse error: body is not valid JSON")
 		}
 		return nil, newError(codeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
 	}
-	if m.JSONRPC != "2.0" {
+	if !jsonrpcOK {
 		return &m, newError(codeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
 	}
 	if m.ID != nil && !validID(m.ID) {
@@ -125,6 +164,19 @@ func decodeMessage(raw []byte) (*message, *rpcError) {
 		}
 	}
 	return &m, nil
+}
+
+// knownMethods maps each method name the gateway reads to itself, so that
+// decoding a known name does not allocate. dispatch.go's init fills it.
+var knownMethods = map[string]string{}
+
+// methodName returns the value of the JSON string raw.
+func methodName(raw []byte) string {
+	if name, ok := knownMethods[string(raw[1:len(raw)-1])]; ok {
+		return name
+	}
+	s, _ := toolgen.JSONString(raw)
+	return s
 }
 
 // validID accepts the id forms JSON-RPC allows MCP to use: a string or a number.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 // era is the protocol family of one request.
@@ -49,7 +50,6 @@ type sink interface {
 	notify(method string, params any)
 }
 
-
 // log sends a notifications/message when the request's level allows it.
 func (r *request) log(level logLevel, data any) {
 	if level < r.logLevel || r.out == nil {
@@ -85,35 +85,95 @@ type progressParams struct {
 	Message  string          `json:"message,omitempty"`
 }
 
-// requestMeta is the part of params._meta the transport reads.
+// requestMeta is the part of params the transport reads: _meta and, for
+// tools/call and resources/read, the target and the arguments.
 type requestMeta struct {
-	Meta *struct {
-		ProtocolVersion    *string         `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-		ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-		LogLevel           *string         `json:"io.modelcontextprotocol/logLevel"`
-		ProgressToken      json.RawMessage `json:"progressToken"`
-	} `json:"_meta"`
+	Meta *metaFields
 	// Name and URI are read to check the 2026-07-28 Mcp-Name header.
-	Name *string `json:"name"`
-	URI  *string `json:"uri"`
+	Name *string
+	URI  *string
 	// Arguments are tools/call's, read here so params are decoded once.
-	Arguments json.RawMessage `json:"arguments"`
+	Arguments json.RawMessage
 	// ok is false when params did not decode into this shape; handlers then
 	// decode again to report the problem.
 	ok bool
 }
 
-// readMeta decodes what the transport needs from params. Params that are not
-// an object yield an empty meta; the handler reports them.
+// metaFields are the members of params._meta the gateway reads.
+type metaFields struct {
+	ProtocolVersion    *string
+	ClientCapabilities json.RawMessage
+	ClientInfo         json.RawMessage
+	LogLevel           *string
+	ProgressToken      json.RawMessage
+}
+
+// readMeta reads what the transport needs from params (already valid JSON:
+// decodeMessage checked the whole message). Params that are not an object
+// yield an empty meta; the handler reports them. Member names match exactly.
 func readMeta(params json.RawMessage) requestMeta {
 	var m requestMeta
-	if p := bytes.TrimSpace(params); len(p) > 0 && p[0] == '{' {
-		m.ok = json.Unmarshal(p, &m) == nil
-	} else {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || p[0] != '{' {
 		m.ok = len(p) == 0
+		return m
 	}
+	err := toolgen.ScanObject(p, func(key, value []byte) error {
+		var err error
+		switch string(key) {
+		case "_meta":
+			switch value[0] {
+			case 'n':
+				m.Meta = nil
+			case '{':
+				m.Meta, err = readMetaFields(value)
+			default:
+				err = errWrongType
+			}
+		case "name":
+			m.Name, err = optionalString(value)
+		case "uri":
+			m.URI, err = optionalString(value)
+		case "arguments":
+			m.Arguments = value
+		}
+		return err
+	})
+	m.ok = err == nil
 	return m
+}
+
+func readMetaFields(raw []byte) (*metaFields, error) {
+	f := &metaFields{}
+	err := toolgen.ScanObject(raw, func(key, value []byte) error {
+		var err error
+		switch string(key) {
+		case "io.modelcontextprotocol/protocolVersion":
+			f.ProtocolVersion, err = optionalString(value)
+		case "io.modelcontextprotocol/clientCapabilities":
+			f.ClientCapabilities = value
+		case "io.modelcontextprotocol/clientInfo":
+			f.ClientInfo = value
+		case "io.modelcontextprotocol/logLevel":
+			f.LogLevel, err = optionalString(value)
+		case "progressToken":
+			f.ProgressToken = value
+		}
+		return err
+	})
+	return f, err
+}
+
+// optionalString reads a JSON string member that may be null.
+func optionalString(raw []byte) (*string, error) {
+	if raw[0] == 'n' {
+		return nil, nil
+	}
+	s, ok := toolgen.JSONString(raw)
+	if !ok {
+		return nil, errWrongType
+	}
+	return &s, nil
 }
 
 // enabled reports whether a message at level would be sent, so callers

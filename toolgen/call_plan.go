@@ -81,6 +81,7 @@ const (
 type argSlot struct {
 	kind  argKind
 	index int
+	name  string // the key in callPlan.args, shared so lookups don't copy it
 }
 
 // planEntry caches the outcome of building a plan, errors included, so that
@@ -131,6 +132,7 @@ func (c *Caller) newPlan(b *binding) (*callPlan, error) {
 		if _, dup := p.args[name]; dup {
 			return fmt.Errorf("argument %q is bound twice", name)
 		}
+		slot.name = name
 		p.args[name] = slot
 		p.argNames = append(p.argNames, name)
 		return nil
@@ -400,18 +402,23 @@ func (p *callPlan) decodeArgs(args json.RawMessage) (map[string]json.RawMessage,
 	if trimmed[0] != '{' {
 		return nil, &argError{msg: "arguments must be a JSON object, got " + jsonKindName(trimmed[0])}
 	}
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &in); err != nil {
-		return nil, &argError{msg: "arguments are not valid JSON"}
-	}
+	in := make(map[string]json.RawMessage, len(p.args))
 	var unknown []string
-	for name := range in {
-		if _, ok := p.args[name]; !ok {
-			unknown = append(unknown, name)
+	err := ScanObject(trimmed, func(key, value []byte) error {
+		slot, ok := p.args[string(key)]
+		if !ok {
+			unknown = append(unknown, string(key))
+			return nil
 		}
+		in[slot.name] = value
+		return nil
+	})
+	if err != nil {
+		return nil, &argError{msg: "arguments are not valid JSON"}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
+		unknown = slices.Compact(unknown)
 		return nil, &argError{msg: unknownArgsMessage(unknown, p.argNames)}
 	}
 	return in, nil
