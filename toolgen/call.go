@@ -280,7 +280,7 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 	}
 	req.Header.Set("Accept", p.accept)
 
-	if aerr := c.validate(ctx, p, req, parts); aerr != nil {
+	if aerr := c.validate(ctx, p, req, parts, in); aerr != nil {
 		return nil, "", aerr
 	}
 	publicURL := u.String()

@@ -33,6 +33,8 @@ type callPlan struct {
 	route *routers.Route
 	// visitOpts validate argument values that are checked as JSON.
 	visitOpts []openapi3.SchemaValidationOption
+	// wireOpts are the options openapi3filter validates parameters with.
+	wireOpts []openapi3.SchemaValidationOption
 	creds     credentialSet
 	// hasOutput and wrapped mirror binding.HasOutputSchema and
 	// binding.OutputIsWrapped.
@@ -61,7 +63,11 @@ type paramPlan struct {
 	// onWire: openapi3filter can decode the serialized value, so it validates
 	// it; otherwise the argument's JSON value is validated against schema.
 	onWire bool
-	schema *openapi3.SchemaRef
+	// primitive is the schema's one type when it is string, integer, number
+	// or boolean and the value goes through openapi3filter: such values
+	// can be accepted without a wire round trip (see wireArgsValid).
+	primitive string
+	schema    *openapi3.SchemaRef
 	// dropped parameters are accepted but never sent: header parameters
 	// named Accept, Content-Type or Authorization (OpenAPI says to ignore
 	// them) or managed by the HTTP client, and parameters a configured
@@ -124,6 +130,7 @@ func (c *Caller) newPlan(b *binding) (*callPlan, error) {
 	if c.doc.T.IsOpenAPI31OrLater() {
 		p.visitOpts = []openapi3.SchemaValidationOption{openapi3.EnableJSONSchema2020()}
 	}
+	p.wireOpts = append(slices.Clip(c.validation.SchemaValidationOptions), p.visitOpts...)
 
 	addArg := func(name string, slot argSlot) error {
 		if name == "" {
@@ -260,6 +267,15 @@ func newParamPlan(pb paramBinding, creds credentialSet) (paramPlan, error) {
 		return pp, nil
 	}
 	pp.onWire = wireDecodable(prm.In, pp.style, pp.explode, pp.schema)
+	// Cookies are left out: their serialization may change a value.
+	if pp.onWire && pp.in != openapi3.ParameterInCookie && pp.schema != nil && pp.schema.Value != nil {
+		if t := pp.schema.Value.Type; t != nil && len(*t) == 1 {
+			switch typ := (*t)[0]; typ {
+			case openapi3.TypeString, openapi3.TypeInteger, openapi3.TypeNumber, openapi3.TypeBoolean:
+				pp.primitive = typ
+			}
+		}
+	}
 	return pp, nil
 }
 
