@@ -35,7 +35,7 @@ type callPlan struct {
 	visitOpts []openapi3.SchemaValidationOption
 	// wireOpts are the options openapi3filter validates parameters with.
 	wireOpts []openapi3.SchemaValidationOption
-	creds     credentialSet
+	creds    credentialSet
 	// hasOutput and wrapped mirror binding.HasOutputSchema and
 	// binding.OutputIsWrapped.
 	hasOutput, wrapped bool
