@@ -118,57 +118,75 @@ func (p *jsonParser) value(depth int) (*yaml.Node, error) {
 }
 
 func (p *jsonParser) object(depth int) (*yaml.Node, error) {
+	n, _, err := p.shallowObject(depth, nil)
+	return n, err
+}
+
+// shallowObject reads the object at p.pos, except that the object values of
+// the members lazy names (if lazy is not nil) are only skipped and located.
+func (p *jsonParser) shallowObject(depth int, lazy func(key string) bool) (*yaml.Node, []deferredValue, error) {
 	n := p.node(yaml.MappingNode, "!!map")
 	n.Style = yaml.FlowStyle
 	p.pos++ // {
 
 	// Past a few members, duplicates are found with a map; below, a scan
 	// is cheaper.
-	var seen map[string]struct{}
+	var (
+		seen     map[string]struct{}
+		deferred []deferredValue
+	)
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return n, nil
+		return n, nil, nil
 	}
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return nil, p.errorf("expected a member name")
+			return nil, nil, p.errorf("expected a member name")
 		}
 		key := p.node(yaml.ScalarNode, "!!str")
 		key.Style = yaml.DoubleQuotedStyle
 		k, err := p.str()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// The YAML parser rejects duplicate keys; so do we, leaving such
 		// documents to kin-openapi's JSON fallback (last one wins).
 		if p.duplicate(n.Content, k, &seen) {
-			return nil, p.errorf("duplicate member %q", k)
+			return nil, nil, p.errorf("duplicate member %q", k)
 		}
 		key.Value = k
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, p.errorf("expected ':' after member name")
+			return nil, nil, p.errorf("expected ':' after member name")
 		}
 		p.pos++
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
+		p.skipSpace()
+		var v *yaml.Node
+		if lazy != nil && p.pos < len(p.data) && p.data[p.pos] == '{' && lazy(k) {
+			dv := deferredValue{index: len(n.Content) + 1, key: k, at: p.mark(), depth: depth + 1}
+			if err := p.skipValue(); err != nil {
+				return nil, nil, err
+			}
+			dv.end = p.pos
+			deferred = append(deferred, dv)
+		} else if v, err = p.value(depth + 1); err != nil {
+			return nil, nil, err
 		}
 		n.Content = append(n.Content, key, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return nil, p.errorf("unexpected end of input in object")
+			return nil, nil, p.errorf("unexpected end of input in object")
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
 		case '}':
 			p.pos++
-			return n, nil
+			return n, deferred, nil
 		default:
-			return nil, p.errorf("expected ',' or '}' in object")
+			return nil, nil, p.errorf("expected ',' or '}' in object")
 		}
 	}
 }

@@ -129,7 +129,17 @@ func load(ctx context.Context, data []byte, location string, u *url.URL, r *read
 		jsonErr error
 	)
 	if mayBeJSON(data) {
-		node, jsonErr = jsonNode(data)
+		var (
+			t       *openapi3.T
+			version string
+		)
+		t, version, node, jsonErr = readJSON(data)
+		if t != nil {
+			if err := loader.ResolveRefsIn(t, u); err != nil {
+				return fail(withDeadline(ctx, err))
+			}
+			return finish(ctx, &Document{T: t, SourceVersion: version, Location: location}), nil
+		}
 	}
 	field, version, err := sniffVersion(data, node)
 	if err != nil {
@@ -145,23 +155,57 @@ func load(ctx context.Context, data []byte, location string, u *url.URL, r *read
 	switch {
 	case field == "swagger" && version == "2.0":
 		doc.T, err = loadSwagger(ctx, data, node, u, r, loader)
-	case field == "openapi" && (strings.HasPrefix(version, "3.0") || strings.HasPrefix(version, "3.1") || strings.HasPrefix(version, "3.2")):
+	case field == "openapi" && isOpenAPI3(version):
 		doc.T, err = loadOpenAPI3(data, node, u, loader)
 	default:
 		return fail(fmt.Errorf("unsupported %s version %q (want swagger 2.0 or openapi 3.0, 3.1, 3.2)", field, version))
 	}
 	if err != nil {
-		// The deadline is the likelier story than whatever read it cut short.
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%w)", err, ctxErr)
-		}
-		return fail(err)
+		return fail(withDeadline(ctx, err))
 	}
-	if strings.HasPrefix(version, "3.2") {
+	return finish(ctx, doc), nil
+}
+
+func isOpenAPI3(version string) bool {
+	return strings.HasPrefix(version, "3.0") || strings.HasPrefix(version, "3.1") || strings.HasPrefix(version, "3.2")
+}
+
+// withDeadline adds the load's deadline to the error of a read it cut
+// short: the deadline is the likelier story than whatever failed.
+func withDeadline(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w (%w)", err, ctxErr)
+	}
+	return err
+}
+
+// finish adds the warnings of a loaded document.
+func finish(ctx context.Context, doc *Document) *Document {
+	if strings.HasPrefix(doc.SourceVersion, "3.2") {
 		doc.Warnings = append(doc.Warnings, Warning{Location: "openapi", Message: "OpenAPI 3.2 is only partly supported; features newer than 3.1 may be ignored"})
 	}
 	doc.Warnings = append(doc.Warnings, check(ctx, doc.T)...)
-	return doc, nil
+	return doc
+}
+
+// readJSON reads a JSON document with the fast reader. An OpenAPI 3
+// document comes back decoded, with its version; any other as its node
+// tree, or with the error that stopped the reader. A document the split
+// decode does not take is read whole, so that it meets exactly what it met
+// before the split decode existed.
+func readJSON(data []byte) (t *openapi3.T, version string, node *yaml.Node, err error) {
+	if jdoc, err := scanJSON(data); err == nil {
+		if field, v, ok := versionFromNode(jdoc.root); ok && field == "openapi" && isOpenAPI3(v) {
+			if t, err := jdoc.decodeOpenAPI3(); err == nil {
+				return t, v, nil, nil
+			}
+		}
+		if node, err := jdoc.document(); err == nil {
+			return nil, "", node, nil
+		}
+	}
+	node, err = jsonNode(data) // says where the JSON breaks
+	return nil, "", node, err
 }
 
 func loadOpenAPI3(data []byte, node *yaml.Node, u *url.URL, loader *openapi3.Loader) (*openapi3.T, error) {
