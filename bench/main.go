@@ -21,6 +21,7 @@ type options struct {
 	sessions int    // idle sessions created for the memory figures
 	only     string // comma-separated target keys to measure (the proxy always is)
 	calls    bool   // measure the calls only: skip allocations, GitHub, sessions
+	docOnly  bool   // measure GitHub's description only: no calls, Redis or sessions
 }
 
 func main() {
@@ -34,6 +35,7 @@ func main() {
 	flag.IntVar(&o.sessions, "sessions", 0, "idle sessions created for the memory figures (default 10000; 2000 with -quick)")
 	flag.StringVar(&o.only, "targets", "", "measure only these targets, comma-separated: direct, gw-mem, gw-stateless, gw-redis, gw-redis-3, sdk (the proxy always)")
 	flag.BoolVar(&o.calls, "calls-only", false, "measure the calls only (no allocations, GitHub or session figures)")
+	flag.BoolVar(&o.docOnly, "doc-only", false, "measure GitHub's description only (load, generate, print, serving start), no calls, Redis or sessions")
 	flag.Parse()
 
 	if *role != "" {
@@ -90,7 +92,9 @@ func run(o options) error {
 	}
 	r := &runner{opts: o, root: root, tmp: tmp, bins: bins, hc: newLoadClient(), res: &results{}}
 	defer r.stopAll()
-	if err := r.measure(); err != nil {
+	if o.docOnly {
+		r.githubFigures()
+	} else if err := r.measure(); err != nil {
 		return err
 	}
 	r.res.took = time.Since(started)

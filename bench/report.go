@@ -122,6 +122,13 @@ func (r *runner) report() string {
 	p("| commit | %s |\n", gitCommit(r.root))
 	p("| mode | %s: %d rounds, %s per load phase, medians over rounds |\n", mode, r.opts.rounds, r.opts.phase)
 	p("| run took | %s |\n", r.res.took.Round(time.Second))
+	if r.opts.docOnly {
+		p("| other load | load average %s at the end |\n\n", loadAverage())
+		r.reportGitHub(p)
+		p("| figure | target | measured | |\n|---|---|---|---|\n")
+		r.reportGitHubTarget(p)
+		return b.String()
+	}
 	p("| other load | load average %s before the calls, %s after; processes outside this run used %.0f%% of all cores while the calls were measured |\n\n",
 		r.res.loadBefore, r.res.loadAfter, 100*r.res.othersShare)
 
@@ -256,21 +263,47 @@ func (r *runner) reportGitHub(p func(string, ...any)) {
 		}
 	}
 	tw, tp := median(g.toolsWall), median(g.toolsPeak)
+	sw, sp := median(g.startWall), median(g.startPeak)
 	dw, dp := median(g.decodeWall), median(g.decodePeak)
-	p("`%s` (%.1f MB), medians of %d runs each, each run a fresh process:\n\n", "github-api.github.com.json", float64(g.size)/1e6, len(g.toolsWall))
-	p("| | wall time | peak RSS |\n|---|---:|---:|\n")
-	p("| `mcp-gateway tools --openapi FILE --format json` (load, generate, print %d tools) | %s | %s |\n", g.listTools, ms(tw), mb(tp))
-	if g.startWall > 0 {
-		p("| `mcp-gateway --openapi FILE` serving: process start to listening (load, generate, no printing) | %s | %s |\n", ms(g.startWall), mb(g.startPeak))
+	p("`%s` (%.1f MB), medians of %d runs each, each run a fresh process. ", "github-api.github.com.json", float64(g.size)/1e6, len(g.toolsWall))
+	p("The ratios are to the plain decode in the same run; the target (≤ 5× time, ≤ 4× peak RSS) holds for each of the two gateway rows.\n\n")
+	p("| | wall time | peak RSS | time ÷ decode | peak RSS ÷ decode |\n|---|---:|---:|---:|---:|\n")
+	p("| `mcp-gateway tools --openapi FILE --format json` (load, generate, print %d tools) | %s | %s | %.2f× | %.2f× |\n",
+		g.listTools, ms(tw), mb(tp), ratio(float64(tw), float64(dw)), ratio(float64(tp), float64(dp)))
+	if len(g.startWall) > 0 {
+		p("| `mcp-gateway --openapi FILE` serving: process start to listening (load, generate, no printing) | %s | %s | %.2f× | %.2f× |\n",
+			ms(sw), mb(sp), ratio(float64(sw), float64(dw)), ratio(float64(sp), float64(dp)))
 	}
-	p("| plain `encoding/json` decode of the file into `any` | %s | %s |\n", ms(dw), mb(dp))
-	p("| ratio | %.2f× | %.2f× |\n\n", ratio(float64(tw), float64(dw)), ratio(float64(tp), float64(dp)))
+	p("| plain `encoding/json` decode of the file into `any` | %s | %s | 1× | 1× |\n\n", ms(dw), mb(dp))
 	if len(g.listWall) > 0 {
 		p("`tools/list` of all %d tools on a live session: %d pages, %.1f MB in all, %s (median of %d listings after a warm-up). ",
 			g.listTools, g.listPages, float64(g.listBytes)/1e6, ms(median(g.listWall)), len(g.listWall))
-		p("The gateway serving this document: started in %s, RSS %s after listing (peak %s).\n\n",
-			g.startWall.Round(time.Millisecond), mb(g.serveRSS), mb(g.servePeak))
+		p("The gateway serving this document: RSS %s after listing (peak %s).\n\n", mb(g.serveRSS), mb(g.servePeak))
 	}
+}
+
+// reportGitHubTarget is the target line for GitHub's description: both
+// gateway rows, serving (load and generate) and the tools command (load,
+// generate and print), against the plain decode; met only if both are.
+func (r *runner) reportGitHubTarget(p func(string, ...any)) {
+	g := r.res.github
+	if g == nil || len(g.toolsWall) == 0 {
+		return
+	}
+	dw, dp := float64(median(g.decodeWall)), float64(median(g.decodePeak))
+	t := ratio(float64(median(g.toolsWall)), dw)
+	m := ratio(float64(median(g.toolsPeak)), dp)
+	measured := fmt.Sprintf("tools command (load, generate, print): %.2f× time, %.2f× peak", t, m)
+	ok := t <= 5 && m <= 4
+	if len(g.startWall) > 0 {
+		st := ratio(float64(median(g.startWall)), dw)
+		sm := ratio(float64(median(g.startPeak)), dp)
+		measured = fmt.Sprintf("serving (load, generate): %.2f× time, %.2f× peak; ", st, sm) + measured
+		ok = ok && st <= 5 && sm <= 4
+	} else {
+		ok = false // the serving row was not measured
+	}
+	p("| GitHub load + tools vs JSON decode | ≤ 5× time, ≤ 4× peak memory | %s | %s |\n", measured, verdict(ok))
 }
 
 func (r *runner) reportSessions(p func(string, ...any)) {
@@ -288,16 +321,17 @@ func (r *runner) reportSessions(p func(string, ...any)) {
 	p("| redis | `MEMORY USAGE` of a session key (mean of %d) | %.0f B |\n\n", m.keysSampled, m.keyBytes)
 }
 
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
 func (r *runner) reportTargets(p func(string, ...any)) {
 	p("## Targets (issue 5)\n\n")
 	p("Judged on the memory and the single-replica Redis gateway (the worse of the two); the others are shown for reference.\n\n")
 	p("| figure | target | measured | |\n|---|---|---|---|\n")
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "**missed**"
-	}
 	var gws []string
 	judged := 0
 	for i, key := range []string{"gw-mem", "gw-redis", "gw-stateless", "gw-redis-3"} {
@@ -381,11 +415,7 @@ func (r *runner) reportTargets(p func(string, ...any)) {
 	}
 	p("| throughput vs sdk server | ≥ 2× | %s | %s |\n", strings.Join(sdk, "; "), verdict(okSDK))
 
-	if g := r.res.github; g != nil && len(g.toolsWall) > 0 {
-		t := ratio(float64(median(g.toolsWall)), float64(median(g.decodeWall)))
-		m := ratio(float64(median(g.toolsPeak)), float64(median(g.decodePeak)))
-		p("| GitHub load + tools vs JSON decode | ≤ 5× time, ≤ 4× peak memory | %.2f× time, %.2f× peak | %s |\n", t, m, verdict(t <= 5 && m <= 4))
-	}
+	r.reportGitHubTarget(p)
 	sm := r.res.sessMem
 	inProc := r.bench("BenchmarkIdleSession/idle")["B/session"]
 	redisB := sm.keyBytes
