@@ -150,8 +150,9 @@ func jsonValue(v any) []byte {
 const hexDigits = "0123456789abcdef"
 
 // plainASCII marks the ASCII bytes a JSON string carries unescaped;
-// plainASCIIHTML also escapes <, > and & as encoding/json does.
-var plainASCII, plainASCIIHTML = func() (t, h [utf8.RuneSelf]bool) {
+// plainASCIIHTML also escapes <, > and & as encoding/json does. Bytes from
+// utf8.RuneSelf up are false: they take the UTF-8 path.
+var plainASCII, plainASCIIHTML = func() (t, h [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
 		h[c] = t[c] && c != '<' && c != '>' && c != '&'
@@ -173,12 +174,15 @@ func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most bytes need no escape: skip them in a tight loop.
+		for i < len(s) && plain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
