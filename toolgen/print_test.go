@@ -3,10 +3,14 @@ package toolgen
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 )
 
 func TestPrintJSON(t *testing.T) {
@@ -34,6 +38,55 @@ func TestPrintJSON(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, Print(&buf, &Set{}, "json"))
 	require.JSONEq(t, `{"tools":[]}`, buf.String())
+}
+
+// printJSONReference is what printJSON writes, by encoding/json.
+func printJSONReference(t *testing.T, set *Set) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	require.NoError(t, enc.Encode(struct {
+		Tools []*Tool `json:"tools"`
+	}{set.Tools()}))
+	return buf.Bytes()
+}
+
+func TestPrintJSONIsEncodingJSONs(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	require.NoError(t, err)
+	if dir := os.Getenv(specs.Env); dir != "" {
+		files = append(files, filepath.Join(dir, "github-api.github.com.json"))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, set := generateFile(t, f, Options{})
+			var got bytes.Buffer
+			require.NoError(t, Print(&got, set, "json"))
+			want := printJSONReference(t, set)
+			require.True(t, bytes.Equal(want, got.Bytes()), "printJSON differs from encoding/json")
+		})
+	}
+	var got bytes.Buffer
+	require.NoError(t, Print(&got, &Set{}, "json"))
+	require.Equal(t, "{\n  \"tools\": []\n}\n", got.String())
+}
+
+func TestAppendIndented(t *testing.T) {
+	for _, src := range []string{
+		`{}`, `[]`, `{"a":[]}`, `{"a":{"b":[1,"x,y:{",{}]},"c":"\"]"}`, `"s"`, `1`, `[[[]]]`,
+		`{"a":1]`, `{"a": 1}`, `[1,2`, `{]`, `"unterminated`,
+	} {
+		var want bytes.Buffer
+		wantErr := json.Indent(&want, []byte(src), memberIndent, "  ")
+		got, err := appendIndented([]byte("x"), []byte(src))
+		if wantErr != nil {
+			require.Error(t, err, src)
+			continue
+		}
+		require.NoError(t, err, src)
+		require.Equal(t, "x"+want.String(), string(got), src)
+	}
 }
 
 func TestPrintTable(t *testing.T) {
