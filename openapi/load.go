@@ -333,6 +333,27 @@ func (r *reader) readFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= r.maxBytes {
+		// Read in one go: io.ReadAll would grow its buffer a dozen times
+		// on a large document and leave the copies to the collector.
+		data := make([]byte, fi.Size()+1)
+		n, err := io.ReadFull(f, data)
+		switch {
+		case err == io.ErrUnexpectedEOF || err == io.EOF:
+			return data[:n], nil
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		// The file grew since Stat: read on, within the cap.
+		rest, err := io.ReadAll(io.LimitReader(f, r.maxBytes+1-int64(n)))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if data = append(data, rest...); int64(len(data)) > r.maxBytes {
+			return nil, fmt.Errorf("read %s: %w (%d bytes)", name, ErrTooLarge, r.maxBytes)
+		}
+		return data, nil
+	}
 	return readCapped(f, r.maxBytes, name)
 }
 
