@@ -88,20 +88,32 @@ func (c *Caller) tooLargeMessage() string {
 }
 
 // readCapped reads at most limit bytes and fails with errTooLarge past it.
+// hint is the Content-Length when known: the buffer is sized to it plus one
+// byte, so the read that sees EOF needs no more room (bytes.Buffer.ReadFrom
+// would double the buffer for it).
 func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
 	size := int64(512)
 	if hint > 0 && hint <= limit {
-		size = hint + 1 // +1 so ReadFrom sees EOF without growing
+		size = hint + 1
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			grown := min(2*int64(cap(buf)), limit+1)
+			buf = append(make([]byte, 0, grown), buf...)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if int64(buf.Len()) > limit {
-		return nil, errTooLarge
-	}
-	return buf.Bytes(), nil
 }
 
 // successResult maps a 2xx response body.

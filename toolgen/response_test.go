@@ -295,6 +295,33 @@ func TestCallReadCapped(t *testing.T) {
 	require.ErrorIs(t, err, errTooLarge)
 	_, err = readCapped(io.MultiReader(strings.NewReader("ab"), iotest{}), 3, -1)
 	require.Error(t, err)
+
+	// Bodies larger than the first buffer, with and without a length hint,
+	// read one byte at a time or in large pieces.
+	big := strings.Repeat("0123456789", 300)
+	for _, hint := range []int64{-1, 10, int64(len(big)), 5000} {
+		for _, r := range []io.Reader{strings.NewReader(big), iotestOneByte{strings.NewReader(big)}} {
+			got, err := readCapped(r, 3000, hint)
+			require.NoError(t, err, "hint %d", hint)
+			require.Equal(t, big, string(got))
+		}
+		_, err := readCapped(strings.NewReader(big+"x"), 3000, hint)
+		require.ErrorIs(t, err, errTooLarge, "hint %d", hint)
+	}
+	// With the length known, the body is read into one buffer of that size.
+	got, err = readCapped(strings.NewReader(big), 1<<20, int64(len(big)))
+	require.NoError(t, err)
+	require.Equal(t, len(big)+1, cap(got))
+}
+
+// iotestOneByte reads one byte per call.
+type iotestOneByte struct{ r io.Reader }
+
+func (o iotestOneByte) Read(p []byte) (int, error) {
+	if len(p) > 1 {
+		p = p[:1]
+	}
+	return o.r.Read(p)
 }
 
 // iotest is a reader that fails.
