@@ -10,10 +10,18 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// check lists the warnings of a loaded document: kin-openapi's validation
-// findings, demoted, and the oddities that matter to tool generation.
-func check(ctx context.Context, t *openapi3.T) []Warning {
-	ws := validate(ctx, t)
+// Validate returns kin-openapi's validation findings for doc, demoted to
+// warnings: what Load adds to Warnings unless LoadOptions.DeferValidation
+// is set. It only reads the document, so it may run while others read it
+// too (as toolgen.Generate does).
+func Validate(ctx context.Context, doc *Document) []Warning {
+	return validate(ctx, doc.T)
+}
+
+// check lists the oddities of a loaded document that matter to tool
+// generation.
+func check(t *openapi3.T) []Warning {
+	var ws []Warning
 	ops := Operations(t)
 	if len(ops) == 0 {
 		ws = append(ws, Warning{Location: "paths", Message: "the document has no operations"})

@@ -14,7 +14,8 @@
 // oddities that matter to tool generation (duplicate operationIds, request
 // media types the gateway cannot send, operations without any description):
 // real-world documents are rarely spotless, and a tool that works is worth
-// more than a refusal.
+// more than a refusal. LoadOptions.DeferValidation hands kin-openapi's part
+// of that to the caller (Validate), to run beside other work.
 //
 // Reading is bounded: LoadOptions caps the time and the bytes of every file or
 // URL read, external references included. A document fetched over http(s)

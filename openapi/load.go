@@ -27,6 +27,10 @@ type LoadOptions struct {
 	// HTTPClient fetches http(s) locations. Nil means a client whose own
 	// timeout is Timeout. The load's deadline applies either way.
 	HTTPClient *http.Client
+	// DeferValidation leaves kin-openapi's validation out of the load, so
+	// that the caller can run it (Validate) beside other work that reads
+	// the document. False means Warnings include its findings.
+	DeferValidation bool
 }
 
 const (
@@ -86,7 +90,7 @@ func Load(ctx context.Context, location string, opts LoadOptions) (*Document, er
 	if err != nil {
 		return nil, &LoadError{Location: location, Err: err}
 	}
-	return load(ctx, data, location, u, r)
+	return load(ctx, data, location, u, r, opts.DeferValidation)
 }
 
 // LoadData loads a document already in memory. location is where it came
@@ -109,10 +113,10 @@ func LoadData(ctx context.Context, data []byte, location string, opts LoadOption
 		// bytes we were given, even when location does not exist on disk.
 		r.cache[cacheKey(u)] = data
 	}
-	return load(ctx, data, location, u, r)
+	return load(ctx, data, location, u, r, opts.DeferValidation)
 }
 
-func load(ctx context.Context, data []byte, location string, u *url.URL, r *reader) (*Document, error) {
+func load(ctx context.Context, data []byte, location string, u *url.URL, r *reader, deferValidation bool) (*Document, error) {
 	fail := func(err error) (*Document, error) {
 		return nil, &LoadError{Location: location, Err: err}
 	}
@@ -138,7 +142,7 @@ func load(ctx context.Context, data []byte, location string, u *url.URL, r *read
 			if err := loader.ResolveRefsIn(t, u); err != nil {
 				return fail(withDeadline(ctx, err))
 			}
-			return finish(ctx, &Document{T: t, SourceVersion: version, Location: location}), nil
+			return finish(ctx, &Document{T: t, SourceVersion: version, Location: location}, deferValidation), nil
 		}
 	}
 	field, version, err := sniffVersion(data, node)
@@ -163,7 +167,7 @@ func load(ctx context.Context, data []byte, location string, u *url.URL, r *read
 	if err != nil {
 		return fail(withDeadline(ctx, err))
 	}
-	return finish(ctx, doc), nil
+	return finish(ctx, doc, deferValidation), nil
 }
 
 func isOpenAPI3(version string) bool {
@@ -180,11 +184,14 @@ func withDeadline(ctx context.Context, err error) error {
 }
 
 // finish adds the warnings of a loaded document.
-func finish(ctx context.Context, doc *Document) *Document {
+func finish(ctx context.Context, doc *Document, deferValidation bool) *Document {
 	if strings.HasPrefix(doc.SourceVersion, "3.2") {
 		doc.Warnings = append(doc.Warnings, Warning{Location: "openapi", Message: "OpenAPI 3.2 is only partly supported; features newer than 3.1 may be ignored"})
 	}
-	doc.Warnings = append(doc.Warnings, check(ctx, doc.T)...)
+	if !deferValidation {
+		doc.Warnings = append(doc.Warnings, validate(ctx, doc.T)...)
+	}
+	doc.Warnings = append(doc.Warnings, check(doc.T)...)
 	return doc
 }
 

@@ -329,6 +329,14 @@ paths:
 		}
 	}
 	require.Equal(t, 1, n, "a duplicate operationId is reported once")
+
+	// Deferred, the validation findings come from Validate instead; the
+	// rest stays in Warnings.
+	deferred, err := openapi.Load(context.Background(), filepath.Join(dir, "odd.yaml"), openapi.LoadOptions{DeferValidation: true})
+	require.NoError(t, err)
+	validation := openapi.Validate(context.Background(), deferred)
+	require.NotEmpty(t, validation)
+	require.Equal(t, doc.Warnings, append(validation, deferred.Warnings...))
 }
 
 func TestLoadHTTP(t *testing.T) {

@@ -64,3 +64,24 @@ func BenchmarkGenerateGitHub(b *testing.B) {
 		}
 	}
 }
+
+// The gateway generates tools while kin-openapi validates the same document
+// (cmd/mcp-gateway's loadToolSet): both must only read it. Run with -race.
+func TestGenerateBesideValidation(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	require.NoError(t, err)
+	if dir := os.Getenv(specs.Env); dir != "" {
+		files = append(files, filepath.Join(dir, "github-api.github.com.json"))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			doc, err := openapi.Load(context.Background(), f, openapi.LoadOptions{DeferValidation: true})
+			require.NoError(t, err)
+			validated := make(chan []openapi.Warning, 1)
+			go func() { validated <- openapi.Validate(context.Background(), doc) }()
+			_, err = Generate(doc, Options{})
+			<-validated
+			require.NoError(t, err)
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,9 +244,11 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 }
 
 // loadToolSet loads the document and generates its tools, logging the
-// document's warnings.
+// document's warnings and generation's.
 func loadToolSet(ctx context.Context, cfg *config, data []byte, location string, log *slog.Logger) (*openapi.Document, *toolgen.Set, error) {
-	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes}
+	// kin-openapi's validation only warns, and only reads the document: it
+	// runs beside generation, which reads it too, rather than before it.
+	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes, DeferValidation: true}
 	start := time.Now()
 	var doc *openapi.Document
 	var err error
@@ -257,15 +260,19 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading OpenAPI document: %w", err)
 	}
+	validated := make(chan []openapi.Warning, 1)
+	go func() { validated <- openapi.Validate(ctx, doc) }()
 	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription})
+	doc.Warnings = append(<-validated, doc.Warnings...) // in the order Load gives them undeferred
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating tools: %w", err)
 	}
-	for _, w := range set.Warnings() {
+	warnings := append(slices.Clip(doc.Warnings), set.Warnings()...)
+	for _, w := range warnings {
 		log.Warn("openapi: "+w.Message, "at", w.Location)
 	}
 	log.Info("openapi document loaded", "location", location, "version", doc.SourceVersion,
-		"tools", set.Len(), "warnings", len(set.Warnings()), "elapsed", time.Since(start).Round(time.Millisecond))
+		"tools", set.Len(), "warnings", len(warnings), "elapsed", time.Since(start).Round(time.Millisecond))
 	return doc, set, nil
 }
 

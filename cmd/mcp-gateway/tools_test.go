@@ -51,3 +51,23 @@ func TestToolsSubcommandErrors(t *testing.T) {
 	require.Equal(t, exitFailure, run(t.Context(), []string{"tools", "--openapi", f}, &out, &errOut, env(nil)))
 	require.True(t, strings.Contains(errOut.String(), "bad.yaml"), errOut.String())
 }
+
+func TestToolsSubcommandLogsTheDocumentsWarnings(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "odd.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`openapi: 3.0.3
+info: {title: odd, version: "1"}
+paths:
+  /a:
+    get:
+      summary: kin-openapi rejects a pattern Go cannot compile
+      parameters:
+        - {name: q, in: query, schema: {type: string, pattern: "(?<=a)b"}}
+      responses: {"200": {description: ok}}
+    post:
+      responses: {"200": {description: ok}}
+`), 0o600))
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"tools", "--openapi", f}, &out, &errOut, env(nil)), errOut.String())
+	require.Contains(t, errOut.String(), "at=paths./a.get", "kin-openapi's validation finding")
+	require.Contains(t, errOut.String(), "neither summary nor description", "the document's own check")
+}
