@@ -13,9 +13,11 @@ package toolgen
 // UTF-8.
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // maxScanDepth is encoding/json's nesting limit.
@@ -243,13 +245,51 @@ func scanArray(data []byte, i, depth int) (int, error) {
 	}
 }
 
+// stringPlain marks the bytes a JSON string holds as they are: all but the
+// quote, the backslash and control characters.
+var stringPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// stringSpecial has the high bit set in the byte of v (little-endian) that
+// is the first quote, backslash or control character, if any; bits above
+// that byte may be set too. A high bit in the input never counts: those
+// bytes belong to UTF-8 sequences.
+func stringSpecial(v uint64) uint64 {
+	quote := v ^ (lsbs * '"')
+	backslash := v ^ (lsbs * '\\')
+	return ((quote - lsbs) | (backslash - lsbs) | (v - lsbs*0x20)) & ^v & msbs
+}
+
 // scanString returns the offset past the closing quote of the string that
 // starts at data[i] (a '"').
 func scanString(data []byte, i int) (int, error) {
 	i++
-	for i < len(data) {
-		c := data[i]
-		switch {
+	for {
+		// Eight bytes at a time while none of them ends the run; then
+		// byte by byte to the one that does.
+		for i+8 <= len(data) {
+			if m := stringSpecial(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		for i < len(data) && stringPlain[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			return i, syntaxErr(data, i, "")
+		}
+		switch c := data[i]; {
 		case c == '"':
 			return i + 1, nil
 		case c == '\\':
@@ -272,13 +312,10 @@ func scanString(data []byte, i int) (int, error) {
 			default:
 				return i + 1, syntaxErr(data, i+1, "invalid escape")
 			}
-		case c < 0x20:
-			return i, syntaxErr(data, i, "control character in a string")
 		default:
-			i++
+			return i, syntaxErr(data, i, "control character in a string")
 		}
 	}
-	return i, syntaxErr(data, i, "")
 }
 
 func isHex(c byte) bool {

@@ -65,6 +65,15 @@ func TestScanObjectMatchesEncodingJSON(t *testing.T) {
 	for _, in := range scanCorpus {
 		checkScanAgainstStdlib(t, []byte(in))
 	}
+	// Strings are scanned eight bytes at a time: put each special byte at
+	// every offset of a long string.
+	for _, special := range []string{`"`, `\`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", "\n", "\x7f", "é", "\xff", ` `} {
+		for pos := 0; pos < 20; pos++ {
+			str := strings.Repeat("a", pos) + special + strings.Repeat("b", 20-pos)
+			checkScanAgainstStdlib(t, []byte(`{"k":"`+str+`","v":1}`))
+			checkScanAgainstStdlib(t, []byte(`{"`+str+`":"`+str+`"}`))
+		}
+	}
 }
 
 func FuzzScanObject(f *testing.F) {

@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	segjson "github.com/segmentio/encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -386,6 +385,10 @@ func sanitizeExcerpt(body []byte, limit int) string {
 	return out
 }
 
-// validJSON is json.Valid at about a third of the cost: it runs on every
-// JSON response body, the largest input on the hot path.
-func validJSON(b []byte) bool { return segjson.Valid(b) }
+// validJSON is json.Valid at a fraction of the cost (see jsonscan.go): it
+// runs on every JSON response body, the largest input on the hot path.
+func validJSON(b []byte) bool {
+	start := skipSpace(b, 0)
+	end, err := scanValue(b, start, 0)
+	return err == nil && skipSpace(b, end) == len(b)
+}
