@@ -44,11 +44,11 @@ func jsonNode(data []byte) (*yaml.Node, error) {
 }
 
 type jsonParser struct {
-	data []byte
-	pos  int
-	line int // zero-based; nodes carry line+1
-	bol  int // offset of the current line's first byte
-	slab []yaml.Node
+	data  []byte
+	pos   int
+	line  int        // zero-based; nodes carry line+1
+	bol   int        // offset of the current line's first byte
+	nodes *nodeArena // nil until the first node
 }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
@@ -69,15 +69,47 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
-// node allocates nodes in slabs: a large document has millions of them.
 func (p *jsonParser) node(kind yaml.Kind, tag string) *yaml.Node {
-	if len(p.slab) == 0 {
-		p.slab = make([]yaml.Node, 4096)
+	if p.nodes == nil {
+		p.nodes = &nodeArena{}
 	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
+	n := p.nodes.alloc()
 	n.Kind, n.Tag, n.Line, n.Column = kind, tag, p.line+1, p.pos-p.bol+1
 	return n
+}
+
+// nodeArena hands out nodes from blocks it keeps: a large document has
+// millions of them. The split decode gives each worker one and reads chunk
+// after chunk into the same nodes, which are garbage once their chunk is
+// decoded (the decoded document keeps none of them).
+type nodeArena struct {
+	blocks      [][]yaml.Node
+	block, next int // the next free node
+}
+
+const arenaBlock = 4096
+
+func (a *nodeArena) alloc() *yaml.Node {
+	if a.block == len(a.blocks) {
+		a.blocks = append(a.blocks, make([]yaml.Node, arenaBlock))
+	}
+	n := &a.blocks[a.block][a.next]
+	a.next++
+	if a.next == arenaBlock {
+		a.block, a.next = a.block+1, 0
+	}
+	return n
+}
+
+// reset frees every node, zeroed for reuse.
+func (a *nodeArena) reset() {
+	for _, b := range a.blocks[:a.block] {
+		clear(b)
+	}
+	if a.block < len(a.blocks) {
+		clear(a.blocks[a.block][:a.next])
+	}
+	a.block, a.next = 0, 0
 }
 
 func (p *jsonParser) value(depth int) (*yaml.Node, error) {

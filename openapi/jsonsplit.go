@@ -234,9 +234,9 @@ func (d *jsonDoc) chunks(at jsonPos, depth int) ([]chunk, error) {
 	}
 }
 
-// node reads the chunk's members into a mapping node.
-func (c chunk) node(data []byte) (*yaml.Node, error) {
-	p := jsonParser{data: data}
+// node reads the chunk's members into a mapping node, its nodes from a.
+func (c chunk) node(data []byte, a *nodeArena) (*yaml.Node, error) {
+	p := jsonParser{data: data, nodes: a}
 	p.resume(c.obj)
 	n := p.node(yaml.MappingNode, "!!map")
 	n.Style = yaml.FlowStyle
@@ -278,7 +278,7 @@ func (c chunk) node(data []byte) (*yaml.Node, error) {
 // put the pieces together in order.
 type decoding struct {
 	data   []byte
-	tasks  []func() error
+	tasks  []func(*nodeArena) error // given their worker's arena
 	merges []func()
 }
 
@@ -287,7 +287,7 @@ func (d *jsonDoc) decodeOpenAPI3() (*openapi3.T, error) {
 	t := &openapi3.T{}
 	dec := &decoding{data: d.data}
 	rest := d.without()
-	dec.tasks = append(dec.tasks, func() error { return rest.Decode(t) })
+	dec.tasks = append(dec.tasks, func(*nodeArena) error { return rest.Decode(t) })
 	for _, dv := range d.deferred {
 		switch dv.key {
 		case "paths":
@@ -332,6 +332,7 @@ func (dec *decoding) run() error {
 	)
 	for range workers {
 		wg.Go(func() {
+			a := &nodeArena{}
 			for {
 				mu.Lock()
 				i := next
@@ -340,7 +341,7 @@ func (dec *decoding) run() error {
 				if i >= len(dec.tasks) {
 					return
 				}
-				errs[i] = dec.tasks[i]()
+				errs[i] = dec.tasks[i](a)
 				dec.tasks[i] = nil // its nodes may go
 			}
 		})
@@ -368,8 +369,9 @@ func (dec *decoding) paths(d *jsonDoc, dv deferredValue, out *openapi3.Paths) er
 	}
 	parts := make([]openapi3.Paths, len(chunks))
 	for i, c := range chunks {
-		dec.tasks = append(dec.tasks, func() error {
-			n, err := c.node(dec.data)
+		dec.tasks = append(dec.tasks, func(a *nodeArena) error {
+			a.reset()
+			n, err := c.node(dec.data, a)
 			if err != nil {
 				return err
 			}
@@ -405,7 +407,7 @@ func (dec *decoding) components(d *jsonDoc, dv deferredValue, out *openapi3.Comp
 	}
 	inner := &jsonDoc{data: d.data, root: node, deferred: deferred}
 	rest := inner.without()
-	dec.tasks = append(dec.tasks, func() error { return rest.Decode(out) })
+	dec.tasks = append(dec.tasks, func(*nodeArena) error { return rest.Decode(out) })
 	for _, m := range deferred {
 		chunks, err := d.chunks(m.at, m.depth)
 		if err != nil {
@@ -454,8 +456,9 @@ func decodeMap[M ~map[string]V, V any](dec *decoding, out *M, dv deferredValue, 
 	}
 	parts := make([]M, len(chunks))
 	for i, c := range chunks {
-		dec.tasks = append(dec.tasks, func() error {
-			n, err := c.node(dec.data)
+		dec.tasks = append(dec.tasks, func(a *nodeArena) error {
+			a.reset()
+			n, err := c.node(dec.data, a)
 			if err != nil {
 				return err
 			}
