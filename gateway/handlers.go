@@ -326,8 +326,10 @@ func (s *Server) callTool(r *request) (any, error) {
 			}
 		}
 	}
-	res := c.Caller.CallObserved(r.ctx, tool, args, observe)
-	if r.ctx.Err() != nil {
+	ctx, cancel := r.callContext(c.Caller.Timeout(tool))
+	defer cancel()
+	res := c.Caller.CallObserved(ctx, tool, args, observe)
+	if cancelled(ctx) {
 		s.metrics.toolCalls.WithLabelValues("cancelled").Inc()
 		return nil, errCancelled
 	}

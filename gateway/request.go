@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
@@ -43,6 +45,28 @@ type request struct {
 	out sink
 	// meta is what the transport read from params.
 	meta requestMeta
+	// inflight is set for session requests: notifications/cancelled
+	// cancels their callContext through it.
+	inflight *inflightCall
+}
+
+// callContext is the context a request's backend work runs in: bounded by
+// timeout, with toolgen.ErrTimeout as the cause when it passes, and in a
+// session cancelled by notifications/cancelled (with context.Canceled). One
+// context serves both, so the call path derives no more. cancel must be
+// called.
+func (r *request) callContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeoutCause(r.ctx, timeout, toolgen.ErrTimeout)
+	if r.inflight != nil {
+		r.inflight.attach(cancel)
+	}
+	return ctx, cancel
+}
+
+// cancelled reports whether ctx (from callContext) ended for a reason other
+// than its timeout: a cancellation, or the client going away.
+func cancelled(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), toolgen.ErrTimeout)
 }
 
 // sink delivers notifications related to one request.

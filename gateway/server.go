@@ -156,8 +156,35 @@ type Server struct {
 type inflightKey struct{ session, id string }
 
 // inflightCall is one running request; its identity tells a request apart
-// from a later one that reused its id.
-type inflightCall struct{ cancel context.CancelFunc }
+// from a later one that reused its id. A request has a cancellable context
+// only while it does backend work (see request.callContext), so a
+// cancellation can arrive before there is anything to cancel: it is kept
+// and applied when the context is attached.
+type inflightCall struct {
+	mu        sync.Mutex
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+func (c *inflightCall) cancelCall() {
+	c.mu.Lock()
+	c.cancelled = true
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (c *inflightCall) attach(cancel context.CancelFunc) {
+	c.mu.Lock()
+	c.cancel = cancel
+	cancelled := c.cancelled
+	c.mu.Unlock()
+	if cancelled {
+		cancel()
+	}
+}
 
 // catalogState is a Catalog plus what the transport derives from it once.
 type catalogState struct {

@@ -387,13 +387,13 @@ func (s *Server) sessionRequest(ctx context.Context, sess *sessions.Session, msg
 	return req
 }
 
-// trackInflight makes a session request cancellable by notifications/cancelled
-// and by server shutdown. The returned func must be called when it ends.
+// trackInflight makes a session request cancellable by notifications/cancelled:
+// its backend work (request.callContext) is cancelled. The returned func must
+// be called when it ends.
 func (s *Server) trackInflight(sid string, id json.RawMessage, req *request) func() {
-	ctx, cancel := context.WithCancel(req.ctx)
-	req.ctx = ctx
 	key := inflightKey{session: sid, id: canonicalID(id)}
-	entry := &inflightCall{cancel: cancel}
+	entry := &inflightCall{}
+	req.inflight = entry
 	s.inflightMu.Lock()
 	s.inflight[key] = entry
 	s.inflightMu.Unlock()
@@ -404,7 +404,6 @@ func (s *Server) trackInflight(sid string, id json.RawMessage, req *request) fun
 			delete(s.inflight, key)
 		}
 		s.inflightMu.Unlock()
-		cancel()
 	}
 }
 
@@ -437,7 +436,7 @@ func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
 	call := s.inflight[inflightKey{session: sid, id: canonicalID(id)}]
 	s.inflightMu.Unlock()
 	if call != nil {
-		call.cancel()
+		call.cancelCall()
 	}
 	return call != nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -443,10 +444,30 @@ func TestReviewRegressions(t *testing.T) {
 		endFirst := g.srv.trackInflight("s", json.RawMessage(`7`), req)
 		second := &request{ctx: context.Background()}
 		endSecond := g.srv.trackInflight("s", json.RawMessage(`7`), second)
+		ctx, cancel := second.callContext(time.Minute)
+		defer cancel()
 		endFirst()
 		require.True(t, g.srv.cancelLocal("s", json.RawMessage(`7`)), "the newer request is still cancellable")
-		require.Error(t, second.ctx.Err())
+		require.ErrorIs(t, context.Cause(ctx), context.Canceled)
+		require.True(t, cancelled(ctx))
 		endSecond()
+	})
+	t.Run("a cancellation before the backend call starts cancels it", func(t *testing.T) {
+		req := &request{ctx: context.Background()}
+		end := g.srv.trackInflight("s", json.RawMessage(`8`), req)
+		defer end()
+		require.True(t, g.srv.cancelLocal("s", json.RawMessage(`8`)))
+		ctx, cancel := req.callContext(time.Minute)
+		defer cancel()
+		require.True(t, cancelled(ctx))
+	})
+	t.Run("a timeout is not a cancellation", func(t *testing.T) {
+		req := &request{ctx: context.Background()}
+		ctx, cancel := req.callContext(time.Millisecond)
+		defer cancel()
+		<-ctx.Done()
+		require.False(t, cancelled(ctx))
+		require.ErrorIs(t, context.Cause(ctx), toolgen.ErrTimeout)
 	})
 	t.Run("an ended session is never cached again", func(t *testing.T) {
 		c := newSessionCache(time.Minute)

@@ -204,6 +204,25 @@ func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage) *Resul
 	return c.CallObserved(ctx, t, args, nil)
 }
 
+// ErrTimeout is the cause of a call's context (context.Cause) when the
+// operation's timeout passed.
+var ErrTimeout = errors.New("the operation's timeout passed")
+
+// Timeout is how long a call of t may take: the operation's own timeout or
+// the Caller's default. A caller that wants the call's context in hand (to
+// cancel it from elsewhere) makes it with this timeout and ErrTimeout as its
+// cause; CallObserved then adds no context of its own.
+func (c *Caller) Timeout(t *Tool) time.Duration {
+	if t == nil || t.binding == nil {
+		return c.timeout
+	}
+	p, err := c.plan(t.binding)
+	if err != nil {
+		return c.timeout
+	}
+	return p.timeout
+}
+
 // CallObserved is Call that reports the stages of the backend exchange to
 // observe (which may be nil) as they happen, on the calling goroutine.
 func (c *Caller) CallObserved(ctx context.Context, t *Tool, args json.RawMessage, observe Observer) *Result {
@@ -225,8 +244,14 @@ func (c *Caller) CallObserved(ctx context.Context, t *Tool, args json.RawMessage
 		return aerr.result()
 	}
 
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+	// The operation's timeout bounds the call, unless the caller's own
+	// deadline comes first (a caller that made its context with Timeout).
+	callCtx := ctx
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > p.timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, p.timeout, ErrTimeout)
+		defer cancel()
+	}
 	req, publicURL, aerr := c.buildRequest(callCtx, p, in)
 	if aerr != nil {
 		return aerr.result()
@@ -293,6 +318,8 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 // Go error text: that carries internal addresses and library internals.
 func (c *Caller) transportFailure(parent, callCtx context.Context, p *callPlan, err error) *Result {
 	switch {
+	case errors.Is(context.Cause(callCtx), ErrTimeout):
+		return ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
 	case parent.Err() != nil:
 		return ErrorResult(cancelledMessage(parent))
 	case errors.Is(err, context.DeadlineExceeded) || callCtx.Err() != nil:

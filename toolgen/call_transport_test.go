@@ -107,6 +107,23 @@ func TestCallCallerDeadline(t *testing.T) {
 	<-aborted
 }
 
+// A caller that makes the call's context itself, with Timeout and
+// ErrTimeout, gets the same answer as one that leaves it to the Caller.
+func TestCallCallerMadeTimeoutContext(t *testing.T) {
+	doc := ctDoc(t, ctSlowSpec)
+	backend, aborted := ctHangingBackend(t, false)
+	caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL, Timeout: time.Hour})
+	tool := ctTool(t, doc, "GET", "/slow-ext")
+	require.Equal(t, 50*time.Millisecond, caller.Timeout(tool))
+	require.Equal(t, time.Hour, caller.Timeout(ctTool(t, doc, "GET", "/slow")))
+	ctx, cancel := context.WithTimeoutCause(context.Background(), caller.Timeout(tool), ErrTimeout)
+	defer cancel()
+	res := caller.Call(ctx, tool, nil)
+	require.True(t, res.IsError)
+	require.Equal(t, "backend timed out after 50ms", ctText(res))
+	<-aborted
+}
+
 func TestCallUnreachable(t *testing.T) {
 	doc := ctDoc(t, ctSlowSpec)
 	t.Run("connection refused", func(t *testing.T) {
