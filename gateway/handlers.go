@@ -356,7 +356,7 @@ func (s *Server) checkQuota(r *request) *toolgen.Result {
 	if s.cfg.ToolCallLimit.Unlimited() {
 		return nil
 	}
-	d, err := s.limiter.Allow(r.ctx, r.client, s.cfg.ToolCallLimit)
+	d, err := s.limiter.Allow(r.ctx, r.quotaKey(), s.cfg.ToolCallLimit)
 	if err != nil {
 		s.log.Warn("rate limiter unavailable; letting the call through", "err", err)
 		return nil

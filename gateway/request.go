@@ -32,8 +32,8 @@ type request struct {
 	clientInfo json.RawMessage
 	// session is nil in the stateless era.
 	session *sessions.Session
-	// client names the caller for quotas: the session, or in the stateless
-	// era the remote address.
+	// client is the remote address of a stateless request: the caller
+	// quotas count (see quotaKey).
 	client string
 	id     json.RawMessage
 	method string
@@ -48,6 +48,15 @@ type request struct {
 	// inflight is set for session requests: notifications/cancelled
 	// cancels their callContext through it.
 	inflight *inflightCall
+}
+
+// quotaKey names the caller for quotas: the session, or in the stateless era
+// the remote address.
+func (r *request) quotaKey() string {
+	if r.session != nil {
+		return "session:" + r.session.ID
+	}
+	return "addr:" + r.client
 }
 
 // callContext is the context a request's backend work runs in: bounded by

@@ -163,7 +163,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		method:     msg.Method,
 		params:     msg.Params,
 		logLevel:   levelOff,
-		client:     "addr:" + remoteHost(r),
+		client:     remoteHost(r),
 		meta:       meta,
 	}
 	if meta.Meta.LogLevel != nil {
@@ -373,7 +373,6 @@ func (s *Server) sessionRequest(ctx context.Context, sess *sessions.Session, msg
 		caps:       sess.Capabilities,
 		clientInfo: sess.ClientInfo,
 		session:    sess,
-		client:     "session:" + sess.ID,
 		id:         msg.ID,
 		method:     msg.Method,
 		params:     msg.Params,

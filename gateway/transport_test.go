@@ -404,6 +404,15 @@ func TestToolCallRateLimit(t *testing.T) {
 	// Another session has its own budget; listing is not limited.
 	require.NotEqual(t, true, g.sessionCall(t, b, "2025-06-18", call).result(t)["isError"])
 	require.Equal(t, 200, g.sessionCall(t, a, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).status)
+
+	// Stateless requests are counted per remote address, apart from sessions.
+	stateless := func() map[string]any {
+		return g.modern(t, 1, "tools/call", `"name":"getNote","arguments":{"id":1}`, map[string]string{"Mcp-Name": "getNote"}).result(t)
+	}
+	for range 2 {
+		require.NotEqual(t, true, stateless()["isError"])
+	}
+	require.Equal(t, true, stateless()["isError"])
 }
 
 func TestMetricsCountRequestsAndToolCalls(t *testing.T) {

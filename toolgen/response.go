@@ -300,11 +300,21 @@ func requestPath(u string) string {
 }
 
 func statusText(code int) string {
-	if t := http.StatusText(code); t != "" {
-		return strconv.Itoa(code) + " " + t
+	if code >= 0 && code < len(statusTexts) && statusTexts[code] != "" {
+		return statusTexts[code]
 	}
 	return strconv.Itoa(code)
 }
+
+// statusTexts holds "200 OK" and the like, made once.
+var statusTexts = func() (t [600]string) {
+	for code := range t {
+		if text := http.StatusText(code); text != "" {
+			t[code] = strconv.Itoa(code) + " " + text
+		}
+	}
+	return t
+}()
 
 func parseMediaType(ct string) (string, map[string]string) {
 	if ct == "" {
