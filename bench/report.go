@@ -120,15 +120,17 @@ func (r *runner) report() string {
 		mode = "quick"
 	}
 	p("| commit | %s |\n", gitCommit(r.root))
-	p("| mode | %s: %d rounds, %s per load phase, medians over rounds |\n", mode, r.opts.rounds, r.opts.phase)
-	p("| run took | %s |\n", r.res.took.Round(time.Second))
 	if r.opts.docOnly {
+		p("| mode | %s, GitHub's description only (-doc-only) |\n", mode)
+		p("| run took | %s |\n", r.res.took.Round(time.Second))
 		p("| other load | load average %s at the end |\n\n", loadAverage())
 		r.reportGitHub(p)
 		p("| figure | target | measured | |\n|---|---|---|---|\n")
 		r.reportGitHubTarget(p)
 		return b.String()
 	}
+	p("| mode | %s: %d rounds, %s per load phase, medians over rounds |\n", mode, r.opts.rounds, r.opts.phase)
+	p("| run took | %s |\n", r.res.took.Round(time.Second))
 	p("| other load | load average %s before the calls, %s after; processes outside this run used %.0f%% of all cores while the calls were measured |\n\n",
 		r.res.loadBefore, r.res.loadAfter, 100*r.res.othersShare)
 
@@ -266,7 +268,7 @@ func (r *runner) reportGitHub(p func(string, ...any)) {
 	sw, sp := median(g.startWall), median(g.startPeak)
 	dw, dp := median(g.decodeWall), median(g.decodePeak)
 	p("`%s` (%.1f MB), medians of %d runs each, each run a fresh process. ", "github-api.github.com.json", float64(g.size)/1e6, len(g.toolsWall))
-	p("The ratios are to the plain decode in the same run; the target (≤ 5× time, ≤ 4× peak RSS) holds for each of the two gateway rows.\n\n")
+	p("The ratios are to the plain decode in the same run; the target (≤ 5× time, ≤ 4× peak RSS) applies to each of the two gateway rows.\n\n")
 	p("| | wall time | peak RSS | time ÷ decode | peak RSS ÷ decode |\n|---|---:|---:|---:|---:|\n")
 	p("| `mcp-gateway tools --openapi FILE --format json` (load, generate, print %d tools) | %s | %s | %.2f× | %.2f× |\n",
 		g.listTools, ms(tw), mb(tp), ratio(float64(tw), float64(dw)), ratio(float64(tp), float64(dp)))
