@@ -142,6 +142,22 @@ func (r *runner) setUp() error {
 	if err != nil {
 		return err
 	}
+	// The same topology with plain reverse proxies in the gateways' place:
+	// what three replicas behind a load balancer cost without the gateway.
+	var proxies []*proc
+	var proxyBases []string
+	for i := range 3 {
+		p, err := r.start(fmt.Sprintf("proxy replica %d", i+1), []string{r.bins.self, "-role", "proxy", r.backend})
+		if err != nil {
+			return err
+		}
+		proxies = append(proxies, p)
+		proxyBases = append(proxyBases, strings.TrimSuffix(p.url, "/"))
+	}
+	lbProxies, err := r.start("round-robin proxy (proxies)", append([]string{r.bins.self, "-role", "rr"}, proxyBases...))
+	if err != nil {
+		return err
+	}
 	sdk, err := r.start("sdk server", []string{r.bins.sdk, "-backend", r.backend})
 	if err != nil {
 		return err
@@ -185,6 +201,7 @@ func (r *runner) setUp() error {
 		{key: "gw-stateless", label: "gateway, memory, stateless 2026-07-28", spec: func(s string) *callSpec { return statelessSpec(gm.url, s) }, pids: pids(gm)},
 		{key: "gw-redis", label: "gateway, redis", spec: grSpec, pids: pids(gr), redis: true, prefix: "bench1:"},
 		{key: "gw-redis-3", label: "3 gateways, redis, round-robin", spec: g3Spec, pids: pids(replicas...), redis: true, prefix: "bench3:"},
+		{key: "proxy-3", label: "3 reverse proxies, round-robin", spec: func(s string) *callSpec { return restSpec(strings.TrimSuffix(lbProxies.url, "/"), s) }, pids: pids(proxies...)},
 		{key: "sdk", label: "Go SDK server", spec: sdkSpec, pids: pids(sdk)},
 	}
 	if r.opts.only != "" {

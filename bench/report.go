@@ -371,6 +371,18 @@ func (r *runner) reportTargets(p func(string, ...any)) {
 	row("p99 at the fixed rate vs proxy", "≤ 1.5×", 1.5, false, func(key, size string) float64 {
 		return ratio(float64(r.figures(key, size).p99), float64(r.figures("proxy", size).p99))
 	}, sizes)
+	if r.target("gw-redis-3") != nil && r.target("proxy-3") != nil {
+		// Not a target of its own: three replicas behind the round-robin
+		// proxy compared with three plain proxies in the same place, so the
+		// balancer's own cost is on both sides.
+		var parts []string
+		for _, size := range sizes {
+			g, px := r.figures("gw-redis-3", size), r.figures("proxy-3", size)
+			parts = append(parts, fmt.Sprintf("%s: throughput %.2f, CPU/call %.2f, p99 %.2f", size,
+				ratio(g.tput32, px.tput32), ratio(float64(g.cpuFixed), float64(px.cpuFixed)), ratio(float64(g.p99), float64(px.p99))))
+		}
+		p("| for reference: 3 gateways vs 3 reverse proxies, both behind the round-robin proxy | – | %s | – |\n", strings.Join(parts, "; "))
+	}
 
 	// Allocations: the in-process benchmark has the memory gateway only.
 	var parts []string
