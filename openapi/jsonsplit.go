@@ -367,17 +367,7 @@ func (dec *decoding) paths(d *jsonDoc, dv deferredValue, out *openapi3.Paths) er
 	if len(chunks) == 0 {
 		return emptyMapping(dv).Decode(out)
 	}
-	parts := make([]openapi3.Paths, len(chunks))
-	for i, c := range chunks {
-		dec.tasks = append(dec.tasks, func(a *nodeArena) error {
-			a.reset()
-			n, err := c.node(dec.data, a)
-			if err != nil {
-				return err
-			}
-			return n.Decode(&parts[i])
-		})
-	}
+	parts := decodeChunks[openapi3.Paths](dec, chunks)
 	dec.merges = append(dec.merges, func() {
 		*out = parts[0]
 		for _, part := range parts[1:] {
@@ -443,6 +433,23 @@ func mapField[M ~map[string]V, V any](field func(*openapi3.Components) *M) compo
 	}
 }
 
+// decodeChunks queues a task per chunk that decodes it into its element of
+// the returned slice; the slice is complete once the tasks have run.
+func decodeChunks[T any](dec *decoding, chunks []chunk) []T {
+	parts := make([]T, len(chunks))
+	for i, c := range chunks {
+		dec.tasks = append(dec.tasks, func(a *nodeArena) error {
+			a.reset()
+			n, err := c.node(dec.data, a)
+			if err != nil {
+				return err
+			}
+			return n.Decode(&parts[i])
+		})
+	}
+	return parts
+}
+
 // decodeMap decodes one map chunk by chunk into *out, which is set once
 // every task has run.
 func decodeMap[M ~map[string]V, V any](dec *decoding, out *M, dv deferredValue, chunks []chunk) error {
@@ -454,17 +461,7 @@ func decodeMap[M ~map[string]V, V any](dec *decoding, out *M, dv deferredValue, 
 		dec.merges = append(dec.merges, func() { *out = m })
 		return nil
 	}
-	parts := make([]M, len(chunks))
-	for i, c := range chunks {
-		dec.tasks = append(dec.tasks, func(a *nodeArena) error {
-			a.reset()
-			n, err := c.node(dec.data, a)
-			if err != nil {
-				return err
-			}
-			return n.Decode(&parts[i])
-		})
-	}
+	parts := decodeChunks[M](dec, chunks)
 	dec.merges = append(dec.merges, func() {
 		m := parts[0]
 		for _, part := range parts[1:] {

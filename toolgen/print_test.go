@@ -3,14 +3,11 @@ package toolgen
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 )
 
 func TestPrintJSON(t *testing.T) {
@@ -53,12 +50,7 @@ func printJSONReference(t *testing.T, set *Set) []byte {
 }
 
 func TestPrintJSONIsEncodingJSONs(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.yaml")
-	require.NoError(t, err)
-	if dir := os.Getenv(specs.Env); dir != "" {
-		files = append(files, filepath.Join(dir, "github-api.github.com.json"))
-	}
-	for _, f := range files {
+	for _, f := range testdataAndGitHub(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			_, set := generateFile(t, f, Options{})
 			var got bytes.Buffer
