@@ -54,6 +54,9 @@ var errCancelled = errors.New("request cancelled")
 func (s *Server) dispatch(r *request, m method, out replier) {
 	start := time.Now()
 	res, err := m.handle(s, r)
+	// Session requests are cancelled through their call context (callTool
+	// returns errCancelled); a stateless request's context is the HTTP
+	// request's, which ends when the client goes away.
 	if err != nil && (errors.Is(err, errCancelled) || errors.Is(r.ctx.Err(), context.Canceled)) {
 		s.metrics.observe(r, "cancelled", start)
 		out.cancelled()

@@ -93,37 +93,35 @@ func asRPCError(err error) (e *rpcError, internal bool) {
 	return &rpcError{Code: codeInternalError, Message: "Internal error"}, true
 }
 
-// errWrongType marks a member whose JSON type is not the one JSON-RPC gives it.
-var errWrongType = errors.New("wrong type")
-
 // decodeMessage parses one JSON-RPC message and checks its envelope. Member
 // names match exactly; id, params, result and error stay raw and point into
 // raw, which the caller must not reuse while the message lives.
 func decodeMessage(raw []byte) (*message, *rpcError) {
 	var m message
-	jsonrpcOK := false
+	// As encoding/json would: a member of the wrong type makes the message
+	// invalid but the scan goes on, so that a syntax error anywhere still
+	// wins; null leaves a string member as it was.
+	jsonrpcOK, wrongType := false, false
 	err := toolgen.ScanObject(raw, func(key, value []byte) error {
 		switch string(key) {
 		case "jsonrpc":
-			if value[0] == 'n' { // null: as if absent
-				jsonrpcOK = false
-				return nil
+			switch value[0] {
+			case 'n':
+			case '"':
+				jsonrpcOK = toolgen.JSONStringEquals(value, "2.0")
+			default:
+				wrongType = true
 			}
-			if value[0] != '"' {
-				return errWrongType
-			}
-			jsonrpcOK = toolgen.JSONStringEquals(value, "2.0")
 		case "id":
 			m.ID = value
 		case "method":
-			if value[0] == 'n' {
-				m.Method = ""
-				return nil
+			switch value[0] {
+			case 'n':
+			case '"':
+				m.Method = methodName(value)
+			default:
+				wrongType = true
 			}
-			if value[0] != '"' {
-				return errWrongType
-			}
-			m.Method = methodName(value)
 		case "params":
 			m.Params = value
 		case "result":
@@ -133,11 +131,11 @@ func decodeMessage(raw []byte) (*message, *rpcError) {
 		}
 		return nil
 	})
-	if err != nil {
-		var syn *toolgen.JSONSyntaxError
-		if errors.As(err, &syn) {
-			return nil, newError(codeParseError, "Parse error: body is not valid JSON")
-		}
+	var syn *toolgen.JSONSyntaxError
+	if errors.As(err, &syn) {
+		return nil, newError(codeParseError, "Parse error: body is not valid JSON")
+	}
+	if err != nil || wrongType {
 		return nil, newError(codeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
 	}
 	if !jsonrpcOK {

@@ -151,62 +151,66 @@ func readMeta(params json.RawMessage) requestMeta {
 		m.ok = len(p) == 0
 		return m
 	}
+	// As encoding/json would, a member of the wrong type is skipped (ok
+	// becomes false) and the others are still read.
+	m.ok = true
 	err := toolgen.ScanObject(p, func(key, value []byte) error {
-		var err error
 		switch string(key) {
 		case "_meta":
 			switch value[0] {
 			case 'n':
 				m.Meta = nil
 			case '{':
-				m.Meta, err = readMetaFields(value)
+				m.Meta = readMetaFields(value, &m.ok)
 			default:
-				err = errWrongType
+				m.ok = false
 			}
 		case "name":
-			m.Name, err = optionalString(value)
+			optionalString(&m.Name, value, &m.ok)
 		case "uri":
-			m.URI, err = optionalString(value)
+			optionalString(&m.URI, value, &m.ok)
 		case "arguments":
 			m.Arguments = value
 		}
-		return err
+		return nil
 	})
-	m.ok = err == nil
+	m.ok = m.ok && err == nil
 	return m
 }
 
-func readMetaFields(raw []byte) (*metaFields, error) {
+func readMetaFields(raw []byte, ok *bool) *metaFields {
 	f := &metaFields{}
-	err := toolgen.ScanObject(raw, func(key, value []byte) error {
-		var err error
+	_ = toolgen.ScanObject(raw, func(key, value []byte) error {
 		switch string(key) {
 		case "io.modelcontextprotocol/protocolVersion":
-			f.ProtocolVersion, err = optionalString(value)
+			optionalString(&f.ProtocolVersion, value, ok)
 		case "io.modelcontextprotocol/clientCapabilities":
 			f.ClientCapabilities = value
 		case "io.modelcontextprotocol/clientInfo":
 			f.ClientInfo = value
 		case "io.modelcontextprotocol/logLevel":
-			f.LogLevel, err = optionalString(value)
+			optionalString(&f.LogLevel, value, ok)
 		case "progressToken":
 			f.ProgressToken = value
 		}
-		return err
+		return nil
 	})
-	return f, err
+	return f
 }
 
-// optionalString reads a JSON string member that may be null.
-func optionalString(raw []byte) (*string, error) {
+// optionalString reads a JSON string member that may be null into dst; a
+// value of another type leaves dst as it was and clears ok.
+func optionalString(dst **string, raw []byte, ok *bool) {
 	if raw[0] == 'n' {
-		return nil, nil
+		*dst = nil
+		return
 	}
-	s, ok := toolgen.JSONString(raw)
-	if !ok {
-		return nil, errWrongType
+	s, isString := toolgen.JSONString(raw)
+	if !isString {
+		*ok = false
+		return
 	}
-	return &s, nil
+	*dst = &s
 }
 
 // enabled reports whether a message at level would be sent, so callers

@@ -35,6 +35,9 @@ type callPlan struct {
 	visitOpts []openapi3.SchemaValidationOption
 	// wireOpts are the options openapi3filter validates parameters with.
 	wireOpts []openapi3.SchemaValidationOption
+	// fastArgs: every parameter reaches the wire under a key of its own,
+	// so wireArgsValid may accept (see ownWireKeys).
+	fastArgs bool
 	creds    credentialSet
 	// hasOutput and wrapped mirror binding.HasOutputSchema and
 	// binding.OutputIsWrapped.
@@ -160,6 +163,7 @@ func (c *Caller) newPlan(b *binding) (*callPlan, error) {
 	if p.path, err = parsePathTemplate(b.Path, p.params); err != nil {
 		return nil, err
 	}
+	p.fastArgs = ownWireKeys(p.params)
 	if b.Body != nil {
 		var rb *openapi3.RequestBody
 		if b.Operation.RequestBody != nil {
@@ -269,14 +273,54 @@ func newParamPlan(pb paramBinding, creds credentialSet) (paramPlan, error) {
 	pp.onWire = wireDecodable(prm.In, pp.style, pp.explode, pp.schema)
 	// Cookies are left out: their serialization may change a value.
 	if pp.onWire && pp.in != openapi3.ParameterInCookie && pp.schema != nil && pp.schema.Value != nil {
-		if t := pp.schema.Value.Type; t != nil && len(*t) == 1 {
-			switch typ := (*t)[0]; typ {
-			case openapi3.TypeString, openapi3.TypeInteger, openapi3.TypeNumber, openapi3.TypeBoolean:
-				pp.primitive = typ
-			}
+		if isPrimitiveSchema(pp.schema) {
+			pp.primitive = (*pp.schema.Value.Type)[0]
 		}
 	}
 	return pp, nil
+}
+
+// ownWireKeys reports whether every sent parameter has a wire key no other
+// parameter can write: openapi3filter reads the first value under a
+// parameter's name (query) or canonical name (header), so two parameters
+// sharing one would have it judge another's value. Query parameters that are
+// not a single primitive type expand to keys of their own choosing (exploded
+// form objects write their properties' names, deepObject writes name[prop]),
+// so any of them turns the fast path off too.
+func ownWireKeys(params []paramPlan) bool {
+	seen := make(map[string]bool, len(params))
+	for i := range params {
+		pp := &params[i]
+		if pp.dropped {
+			continue
+		}
+		key := pp.in + ":" + pp.name
+		switch pp.in {
+		case openapi3.ParameterInHeader:
+			key = pp.in + ":" + http.CanonicalHeaderKey(pp.name)
+		case openapi3.ParameterInQuery:
+			if !isPrimitiveSchema(pp.schema) {
+				return false
+			}
+		}
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+	}
+	return true
+}
+
+// isPrimitiveSchema: the schema names exactly one type, and not object or array.
+func isPrimitiveSchema(s *openapi3.SchemaRef) bool {
+	if s == nil || s.Value == nil || s.Value.Type == nil || len(*s.Value.Type) != 1 {
+		return false
+	}
+	switch (*s.Value.Type)[0] {
+	case openapi3.TypeString, openapi3.TypeInteger, openapi3.TypeNumber, openapi3.TypeBoolean:
+		return true
+	}
+	return false
 }
 
 // wireDecodable reports whether openapi3filter can decode a parameter

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // maxScanDepth is encoding/json's nesting limit.
@@ -66,14 +67,15 @@ func ScanObject(data []byte, fn func(key, value []byte) error) error {
 }
 
 // JSONString returns the value of a raw JSON string (as ScanObject gives it):
-// ok is false when raw is not a string. Strings without escapes are
-// converted directly; the others are decoded by encoding/json.
+// ok is false when raw is not a string. Strings without escapes in valid
+// UTF-8 are converted directly; the others are decoded by encoding/json,
+// which turns invalid UTF-8 into U+FFFD.
 func JSONString(raw []byte) (s string, ok bool) {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	if !hasEscape(body) {
+	if !hasEscape(body) && utf8.Valid(body) {
 		return string(body), true
 	}
 	if json.Unmarshal(raw, &s) != nil {
@@ -85,11 +87,11 @@ func JSONString(raw []byte) (s string, ok bool) {
 // JSONStringEquals reports whether raw is a JSON string whose value is s,
 // without allocating when raw has no escapes.
 func JSONStringEquals(raw []byte, s string) bool {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return false
 	}
 	body := raw[1 : len(raw)-1]
-	if !hasEscape(body) {
+	if !hasEscape(body) && utf8.Valid(body) {
 		return string(body) == s
 	}
 	v, ok := JSONString(raw)

@@ -133,5 +133,11 @@ func TestJSONString(t *testing.T) {
 		assert.Equal(t, tc.ok, JSONStringEquals([]byte(tc.raw), tc.want), tc.raw)
 	}
 	assert.True(t, JSONStringEquals([]byte(`"2\u002e0"`), "2.0"))
+	// As encoding/json: invalid UTF-8 becomes U+FFFD; a string must be closed.
+	got, ok := JSONString([]byte("\"a\xffb\""))
+	assert.True(t, ok)
+	assert.Equal(t, "a\uFFFDb", got)
+	_, ok = JSONString([]byte(`"abc`))
+	assert.False(t, ok)
 	assert.False(t, JSONStringEquals([]byte(`"2.1"`), "2.0"))
 }

@@ -89,3 +89,37 @@ paths:
 		require.Greater(t, accepted, 100, version)
 	}
 }
+
+// Two parameters that reach the wire under one key: openapi3filter judges
+// the first value under it, so the fast path must step aside.
+func TestWireArgsValidStepsAsideForSharedWireKeys(t *testing.T) {
+	cases := []struct{ name, params, args string }{
+		{"an exploded form object writes a primitive parameter's name", `
+        - {name: o, in: query, style: form, explode: true, schema: {type: object, properties: {v: {type: string}}}}
+        - {name: v, in: query, schema: {type: integer}}`, `{"o":{"v":"abc"},"v":1}`},
+		{"header names differing only in case", `
+        - {name: X-Mode, in: header, schema: {type: string, enum: [a]}}
+        - {name: x-mode, in: header, schema: {type: string, enum: [b]}}`, `{"X-Mode":"a","x-mode":"b"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := ctDoc(t, `
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /x:
+    get:
+      parameters:`+tc.params+`
+      responses: {"200": {description: ok}}
+`)
+			caller := ctCaller(t, doc, CallerConfig{BaseURL: "http://127.0.0.1:1"})
+			p, err := caller.plan(ctTool(t, doc, "GET", "/x").binding)
+			require.NoError(t, err)
+			in, aerr := p.decodeArgs(json.RawMessage(tc.args))
+			require.Nil(t, aerr)
+			require.False(t, p.wireArgsValid(in))
+			_, _, aerr = caller.buildRequest(context.Background(), p, in)
+			require.NotNil(t, aerr, "openapi3filter refuses the request")
+		})
+	}
+}

@@ -52,7 +52,7 @@ func (c *Caller) validate(ctx context.Context, p *callPlan, req *http.Request, p
 // goes through openapi3filter, whose errors name the problem: this path
 // only ever accepts.
 func (p *callPlan) wireArgsValid(in map[string]json.RawMessage) bool {
-	if p.body != nil && p.body.onWire {
+	if !p.fastArgs || (p.body != nil && p.body.onWire) {
 		return false
 	}
 	for i := range p.params {
