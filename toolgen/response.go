@@ -40,6 +40,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const (
@@ -166,9 +167,22 @@ func (p *callPlan) jsonResult(status string, body []byte) *Result {
 		return p.contractError(status, "the schema expects a JSON object but the response is "+jsonKindName(firstNonSpace(body)), body, "application/json")
 	}
 	return &Result{
-		Content:           []Content{{Type: "text", Text: string(body)}},
+		Content:           []Content{{Type: "text", Text: bytesString(body)}},
 		StructuredContent: structured,
 	}
+}
+
+// bytesString returns b as a string without copying it. The text copy of a
+// JSON result is the body itself: copying it cost a fresh allocation the
+// size of the body on every call, most of it in page faults on fresh memory.
+// b must not change afterwards; a body is read into a buffer of its own
+// (readCapped) that nothing writes to once read, and Result documents that
+// StructuredContent is read-only.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func wrapResult(body []byte) json.RawMessage {

@@ -1,6 +1,9 @@
 package toolgen
 
 // Result is an MCP CallToolResult.
+//
+// A JSON result's StructuredContent and its text content share one buffer:
+// treat both as read-only.
 type Result struct {
 	Content           []Content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitempty"`
