@@ -52,6 +52,9 @@ func (p *postReply) notify(method string, params any) {
 }
 
 func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
+	// The response is written (or not wanted) when finish returns: nothing
+	// holds the result after that.
+	defer releaseResult(result)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
@@ -88,7 +91,15 @@ func (p *postReply) cancelled() {
 	}
 }
 
-// collectReply keeps the response for a batch.
+// releaseResult lets a tool result's body buffer be reused (toolgen.Result.Release).
+func releaseResult(result any) {
+	if r, ok := result.(*callToolResult); ok {
+		r.Result.Release()
+	}
+}
+
+// collectReply keeps the response for a batch. Its results are encoded
+// after the whole batch has run, so they are not released.
 type collectReply struct{ resp *response }
 
 func (c *collectReply) finish(id json.RawMessage, result any, err *rpcError) {

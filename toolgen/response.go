@@ -38,6 +38,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -80,37 +81,85 @@ func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.R
 	if err != nil {
 		return nil, err
 	}
-	return p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), body, publicURL), nil
+	res := p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), body, publicURL)
+	// A JSON result is the body (see jsonResult), and goes back to the
+	// pool when its user releases it; any other result copied what it
+	// needed, so the buffer can go back now.
+	if !sameBuffer(res.body, body) {
+		putBodyBuffer(body)
+	}
+	return res, nil
+}
+
+func sameBuffer(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}
+
+// bodyBuffers pools backend body buffers by capacity: class i holds
+// buffers of bodyClassBytes<<i bytes. Bodies of more than the largest
+// class are allocated for the call alone.
+var bodyBuffers [9]sync.Pool
+
+const bodyClassBytes = 4 << 10 // 4 KiB .. 1 MiB
+
+// getBodyBuffer returns an empty buffer of at least n bytes' capacity.
+func getBodyBuffer(n int64) []byte {
+	for i := range bodyBuffers {
+		if size := int64(bodyClassBytes) << i; size >= n {
+			if b, ok := bodyBuffers[i].Get().(*[]byte); ok {
+				return (*b)[:0]
+			}
+			return make([]byte, 0, size)
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+// putBodyBuffer makes b available for reuse: nothing may refer to it any
+// more. Buffers not made by getBodyBuffer are left to the collector.
+func putBodyBuffer(b []byte) {
+	for i := range bodyBuffers {
+		if cap(b) == bodyClassBytes<<i {
+			b = b[:0]
+			bodyBuffers[i].Put(&b)
+			return
+		}
+	}
 }
 
 func (c *Caller) tooLargeMessage() string {
 	return fmt.Sprintf("the backend response exceeded %d bytes, the most this gateway reads; ask for less data (a smaller page, fewer fields) if the operation allows it", c.maxBytes)
 }
 
-// readCapped reads at most limit bytes and fails with errTooLarge past it.
-// hint is the Content-Length when known: the buffer is sized to it plus one
-// byte, so the read that sees EOF needs no more room (bytes.Buffer.ReadFrom
-// would double the buffer for it).
+// readCapped reads at most limit bytes and fails with errTooLarge past it,
+// into a buffer from the pool (see putBodyBuffer). hint is the
+// Content-Length when known: the buffer has room for it plus one byte, so
+// the read that sees EOF needs no more (bytes.Buffer.ReadFrom would double
+// the buffer for it).
 func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
-	size := int64(512)
+	size := int64(bodyClassBytes)
 	if hint > 0 && hint <= limit {
 		size = hint + 1
 	}
-	buf := make([]byte, 0, size)
+	buf := getBodyBuffer(size)
 	for {
 		if len(buf) == cap(buf) {
-			grown := min(2*int64(cap(buf)), limit+1)
-			buf = append(make([]byte, 0, grown), buf...)
+			grown := getBodyBuffer(min(2*int64(cap(buf)), limit+1))
+			grown = append(grown, buf...)
+			putBodyBuffer(buf)
+			buf = grown
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
+			putBodyBuffer(buf)
 			return nil, errTooLarge
 		}
 		if err == io.EOF {
 			return buf, nil
 		}
 		if err != nil {
+			putBodyBuffer(buf)
 			return nil, err
 		}
 	}
@@ -169,15 +218,16 @@ func (p *callPlan) jsonResult(status string, body []byte) *Result {
 	return &Result{
 		Content:           []Content{{Type: "text", Text: bytesString(body)}},
 		StructuredContent: structured,
+		body:              body,
 	}
 }
 
 // bytesString returns b as a string without copying it. The text copy of a
 // JSON result is the body itself: copying it cost a fresh allocation the
 // size of the body on every call, most of it in page faults on fresh memory.
-// b must not change afterwards; a body is read into a buffer of its own
-// (readCapped) that nothing writes to once read, and Result documents that
-// StructuredContent is read-only.
+// b must not change while the string is in use: the body's buffer goes
+// back to the pool only when the Result is released, and Result documents
+// that StructuredContent is read-only.
 func bytesString(b []byte) string {
 	if len(b) == 0 {
 		return ""

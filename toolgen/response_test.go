@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -308,10 +309,50 @@ func TestCallReadCapped(t *testing.T) {
 		_, err := readCapped(strings.NewReader(big+"x"), 3000, hint)
 		require.ErrorIs(t, err, errTooLarge, "hint %d", hint)
 	}
-	// With the length known, the body is read into one buffer of that size.
+	// With the length known, the body is read into one pooled buffer with
+	// room for it and the EOF read.
 	got, err = readCapped(strings.NewReader(big), 1<<20, int64(len(big)))
 	require.NoError(t, err)
-	require.Equal(t, len(big)+1, cap(got))
+	require.Equal(t, bodyClassBytes, cap(got))
+	// Past the largest class, a buffer of the body's own size.
+	huge := strings.Repeat("x", 2<<20)
+	got, err = readCapped(strings.NewReader(huge), 4<<20, int64(len(huge)))
+	require.NoError(t, err)
+	require.Equal(t, len(huge)+1, cap(got))
+}
+
+// A JSON result is its body's buffer: released, the buffer serves a later
+// body; unreleased, it stays the result's own.
+func TestCallResultRelease(t *testing.T) {
+	doc := ctDoc(t, `
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /n/{n}:
+    get:
+      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]
+      responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
+`)
+	backend := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"n":"` + strings.Repeat(strings.TrimPrefix(r.URL.Path, "/n/"), 3000) + `"}`))
+	})
+	caller := ctCaller(t, doc, CallerConfig{BaseURL: backend.URL})
+	tool := ctTool(t, doc, "GET", "/n/{n}")
+	kept := ctCall(t, caller, tool, `{"n":1}`)
+	want := `{"n":"` + strings.Repeat("1", 3000) + `"}`
+	for i := range 50 {
+		res := ctCall(t, caller, tool, fmt.Sprintf(`{"n":%d}`, 2+i%7))
+		require.Equal(t, `{"n":"`+strings.Repeat(strconv.Itoa(2+i%7), 3000)+`"}`, ctText(res))
+		require.Equal(t, ctText(res), string(res.StructuredContent.(json.RawMessage)))
+		res.Release()
+		require.Empty(t, res.Content, "a released result is empty")
+	}
+	require.Equal(t, want, ctText(kept), "an unreleased result is not reused")
+	require.Equal(t, want, string(kept.StructuredContent.(json.RawMessage)))
+	var nilResult *Result
+	nilResult.Release()
+	ErrorResult("x").Release()
 }
 
 // iotestOneByte reads one byte per call.

@@ -2,12 +2,29 @@ package toolgen
 
 // Result is an MCP CallToolResult.
 //
-// A JSON result's StructuredContent and its text content share one buffer:
-// treat both as read-only.
+// A JSON result's StructuredContent and its text content share one buffer,
+// the backend's body: treat both as read-only.
 type Result struct {
 	Content           []Content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitempty"`
 	IsError           bool      `json:"isError,omitempty"`
+	// body is the pooled buffer the result is made of, if any.
+	body []byte
+}
+
+// Release lets the Result's buffer be reused for a later call's body and
+// empties the Result. Call it when nothing holds the Result or anything
+// taken from it (texts, StructuredContent) any more, e.g. once the response
+// carrying it is written. A Result never released is simply collected.
+func (r *Result) Release() {
+	if r == nil {
+		return
+	}
+	body := r.body
+	*r = Result{}
+	if body != nil {
+		putBodyBuffer(body)
+	}
 }
 
 // Content is one MCP content block: text, image, audio or an embedded resource.
