@@ -67,13 +67,8 @@ func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	data, err := appendResponse(*buf, id, result, rerr)
-	if err != nil {
-		p.srv.log.Error("encoding response failed", "err", err)
-		data, _ = appendResponse(data[:0], id, nil, &rpcError{Code: codeInternalError, Message: "Internal error"})
-	}
-	*buf = data
-	_ = p.sse.event("", data)
+	*buf, _ = p.srv.encodeResponse(*buf, id, result, rerr)
+	_ = p.sse.event("", *buf)
 	p.sse.release()
 }
 
@@ -178,14 +173,23 @@ func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessa
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	data, err := appendResponse(*buf, id, result, rerr)
+	var ok bool
+	if *buf, ok = s.encodeResponse(*buf, id, result, rerr); !ok {
+		status = http.StatusInternalServerError
+	}
+	writeBody(w, status, *buf)
+}
+
+// encodeResponse appends a JSON-RPC response to b; a result that cannot be
+// encoded is logged and answered with an internal error (ok is false).
+func (s *Server) encodeResponse(b []byte, id json.RawMessage, result any, rerr *rpcError) (data []byte, ok bool) {
+	data, err := appendResponse(b, id, result, rerr)
 	if err != nil {
 		s.log.Error("encoding response failed", "err", err)
-		status = http.StatusInternalServerError
 		data, _ = appendResponse(data[:0], id, nil, &rpcError{Code: codeInternalError, Message: "Internal error"})
+		return data, false
 	}
-	*buf = data
-	writeBody(w, status, data)
+	return data, true
 }
 
 // writeError writes a transport-level rejection with a JSON-RPC error body.

@@ -100,16 +100,9 @@ func (r *request) progress(done, total int, message string) {
 	r.out.notify("notifications/progress", progressParams{Token: r.progressToken, Progress: done, Total: total, Message: message})
 }
 
-// validProgressToken: a string or a number; null or anything else means the
-// client did not ask for progress.
-func validProgressToken(t json.RawMessage) bool {
-	t = bytes.TrimSpace(t)
-	if len(t) == 0 {
-		return false
-	}
-	c := t[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
-}
+// validProgressToken: a string or a number, like a request id; null or
+// anything else means the client did not ask for progress.
+func validProgressToken(t json.RawMessage) bool { return validID(t) }
 
 type progressParams struct {
 	Token    json.RawMessage `json:"progressToken"`

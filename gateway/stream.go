@@ -98,15 +98,21 @@ func gapNotice() []byte {
 	return data
 }
 
+// keepAliveTicks ticks every SSEKeepAlive (never when it is zero); stop
+// must be called.
+func (s *Server) keepAliveTicks() (ticks <-chan time.Time, stop func()) {
+	if s.cfg.SSEKeepAlive <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(s.cfg.SSEKeepAlive)
+	return t.C, t.Stop
+}
+
 // pumpSession copies a session's log to the stream until the client goes,
 // the session ends, or the server shuts down.
 func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte) {
-	var keepAlive <-chan time.Time
-	if s.cfg.SSEKeepAlive > 0 {
-		t := time.NewTicker(s.cfg.SSEKeepAlive)
-		defer t.Stop()
-		keepAlive = t.C
-	}
+	keepAlive, stop := s.keepAliveTicks()
+	defer stop()
 	for {
 		evs, err := s.store.ReadAfter(ctx, sid, cursor, replayBatch)
 		switch {
@@ -188,12 +194,8 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
 	if sse.event("", ack) != nil {
 		return
 	}
-	var keepAlive <-chan time.Time
-	if s.cfg.SSEKeepAlive > 0 {
-		t := time.NewTicker(s.cfg.SSEKeepAlive)
-		defer t.Stop()
-		keepAlive = t.C
-	}
+	keepAlive, stop := s.keepAliveTicks()
+	defer stop()
 	for {
 		select {
 		case <-r.ctx.Done():
