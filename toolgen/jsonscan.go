@@ -45,25 +45,30 @@ var ErrNotObject = errors.New("not a JSON object")
 // ErrNotObject. On a syntax error fn may already have seen the members before
 // it: callers discard what they collected.
 func ScanObject(data []byte, fn func(key, value []byte) error) error {
-	start := skipSpace(data, 0)
-	if start >= len(data) || data[start] != '{' {
-		end, err := scanValue(data, start, 0)
-		if err != nil {
-			return err
-		}
-		if rest := skipSpace(data, end); rest != len(data) {
-			return &JSONSyntaxError{Offset: rest, msg: "data after the top-level value"}
-		}
+	start, err := scanDocument(data, fn)
+	if err == nil && data[start] != '{' {
 		return ErrNotObject
 	}
-	end, err := scanMembers(data, start, 1, fn)
+	return err
+}
+
+// scanDocument checks that data is one JSON value, calling fn (when not nil)
+// with the members of a top-level object; start is where the value begins.
+func scanDocument(data []byte, fn func(key, value []byte) error) (start int, err error) {
+	start = skipSpace(data, 0)
+	var end int
+	if start < len(data) && data[start] == '{' {
+		end, err = scanMembers(data, start, 1, fn)
+	} else {
+		end, err = scanValue(data, start, 0)
+	}
 	if err != nil {
-		return err
+		return start, err
 	}
 	if rest := skipSpace(data, end); rest != len(data) {
-		return &JSONSyntaxError{Offset: rest, msg: "data after the top-level value"}
+		return start, &JSONSyntaxError{Offset: rest, msg: "data after the top-level value"}
 	}
-	return nil
+	return start, nil
 }
 
 // JSONString returns the value of a raw JSON string (as ScanObject gives it):

@@ -462,7 +462,6 @@ func sanitizeExcerpt(body []byte, limit int) string {
 // validJSON is json.Valid at a fraction of the cost (see jsonscan.go): it
 // runs on every JSON response body, the largest input on the hot path.
 func validJSON(b []byte) bool {
-	start := skipSpace(b, 0)
-	end, err := scanValue(b, start, 0)
-	return err == nil && skipSpace(b, end) == len(b)
+	_, err := scanDocument(b, nil)
+	return err == nil
 }

@@ -697,18 +697,10 @@ func (c *converter) defsJSON(roots []*def, mode schemaMode, loc string) []byte {
 	}
 	slices.SortFunc(queue, func(a, b *def) int { return strings.Compare(a.name, b.name) })
 	size := 2
-	for _, d := range queue {
-		size += len(d.name) + len(d.json) + 4
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, '{')
+	ms := make(members, len(queue))
 	for i, d := range queue {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendString(buf, d.name)
-		buf = append(buf, ':')
-		buf = append(buf, d.json...)
+		size += len(d.name) + len(d.json) + 4
+		ms[i] = member{key: d.name, val: d.json}
 	}
-	return append(buf, '}')
+	return ms.appendJSON(make([]byte, 0, size))
 }
