@@ -49,6 +49,28 @@ func (c MediaClass) String() string {
 	return "unsupported"
 }
 
+// IsJSONMediaType reports a JSON media type; mt is a parsed, lower-case
+// type/subtype without parameters.
+func IsJSONMediaType(mt string) bool {
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// IsTextMediaType reports a media type whose content is text a model can
+// read (JSON aside); mt is a parsed, lower-case type/subtype.
+func IsTextMediaType(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "text/"), strings.HasSuffix(mt, "+xml"), strings.HasSuffix(mt, "+yaml"):
+		return true
+	}
+	switch mt {
+	case "application/xml", "application/yaml", "application/x-yaml", "application/javascript",
+		"application/ecmascript", "application/x-www-form-urlencoded", "application/graphql",
+		"application/sql", "application/x-ndjson", "application/csv", "application/x-sh":
+		return true
+	}
+	return false
+}
+
 // ClassifyMediaType classifies a media type as written in a content map or a
 // Content-Type header (parameters such as charset are ignored, case is not
 // significant).
@@ -64,22 +86,18 @@ func ClassifyMediaType(mediaType string) MediaClass {
 		return MediaUnsupported
 	}
 	switch {
-	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(sub, "+json") || mt == "*/*" || mt == "application/*":
+	case IsJSONMediaType(mt) || mt == "*/*" || mt == "application/*":
 		return MediaJSON
 	case mt == "application/x-www-form-urlencoded":
 		return MediaForm
 	case mt == "multipart/form-data":
 		return MediaMultipart
-	case typ == "text" || strings.HasSuffix(sub, "+xml") || strings.HasSuffix(sub, "+yaml"):
+	case IsTextMediaType(mt):
 		return MediaText
 	case typ == "image" || typ == "audio" || typ == "video" || typ == "font":
 		return MediaBinary
 	}
 	switch mt {
-	case "application/xml", "application/yaml", "application/x-yaml", "application/javascript",
-		"application/ecmascript", "application/graphql", "application/sql", "application/x-ndjson",
-		"application/csv", "application/x-sh":
-		return MediaText
 	case "application/octet-stream", "application/pdf", "application/zip", "application/gzip",
 		"application/x-gzip", "application/x-tar", "application/x-7z-compressed":
 		return MediaBinary

@@ -13,6 +13,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
 // callPlan is everything about calling one binding that does not depend on
@@ -261,7 +263,7 @@ func newParamPlan(pb paramBinding, creds credentialSet) (paramPlan, error) {
 	if len(prm.Content) > 0 {
 		// A parameter described by content has exactly one media type.
 		for mt, media := range prm.Content {
-			pp.jsonContent = isJSONMedia(mediaBase(mt))
+			pp.jsonContent = openapi.IsJSONMediaType(mediaBase(mt))
 			if media != nil {
 				pp.schema = media.Schema
 			}

@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
 type bodyKind uint8
@@ -88,13 +90,13 @@ func newBodyPlan(bb *bodyBinding, rb *openapi3.RequestBody) (*bodyPlan, error) {
 		default:
 			bp.kind, bp.mediaType = bodyJSON, "application/json"
 		}
-	case isJSONMedia(mt):
+	case openapi.IsJSONMediaType(mt):
 		bp.kind = bodyJSON
 	case mt == "application/x-www-form-urlencoded":
 		bp.kind = bodyForm
 	case strings.HasPrefix(mt, "multipart/"):
 		bp.kind = bodyMultipart
-	case isTextMedia(mt):
+	case openapi.IsTextMediaType(mt):
 		bp.kind = bodyText
 		if strings.HasPrefix(mt, "text/") {
 			bp.mediaType = mt + "; charset=utf-8"
@@ -275,7 +277,7 @@ func (bp *bodyPlan) formBody(obj map[string]any) []byte {
 		enc := bp.encoding[k]
 		if enc != nil && enc.ContentType != "" && enc.Style == "" && enc.Explode == nil && !enc.AllowReserved {
 			text := scalarText(v)
-			if isJSONMedia(mediaBase(enc.ContentType)) {
+			if openapi.IsJSONMediaType(mediaBase(enc.ContentType)) {
 				b, _ := json.Marshal(v)
 				text = string(b)
 			}
@@ -462,24 +464,4 @@ func decodeBase64(s string) ([]byte, error) {
 func mediaBase(ct string) string {
 	base, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(base))
-}
-
-func isJSONMedia(mt string) bool {
-	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
-}
-
-// isTextMedia reports media types whose content is text a model can read.
-func isTextMedia(mt string) bool {
-	switch {
-	case strings.HasPrefix(mt, "text/"),
-		strings.HasSuffix(mt, "+xml"), strings.HasSuffix(mt, "+yaml"):
-		return true
-	}
-	switch mt {
-	case "application/xml", "application/yaml", "application/x-yaml", "application/javascript",
-		"application/ecmascript", "application/x-www-form-urlencoded", "application/graphql",
-		"application/sql", "application/x-ndjson", "application/csv", "application/x-sh":
-		return true
-	}
-	return false
 }

@@ -42,6 +42,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
 const (
@@ -183,7 +185,7 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 		// and a common slip elsewhere.
 		mt = "application/json"
 	}
-	if isJSONMedia(mt) {
+	if openapi.IsJSONMediaType(mt) {
 		if !validJSON(body) {
 			if p.hasOutput {
 				return p.contractError(status, "the response is not valid JSON", body, mt)
@@ -261,7 +263,7 @@ func (p *callPlan) contractError(status, why string, body []byte, mt string) *Re
 	fmt.Fprintf(&b, "The backend call succeeded (%s), but its response does not fit this tool's output schema: %s.", status, why)
 	switch {
 	case len(body) == 0:
-	case isJSONMedia(mt) || isTextMedia(mt):
+	case openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt):
 		b.WriteString(" The response was:\n")
 		b.WriteString(sanitizeExcerpt(body, contractExcerptBytes))
 	default:
@@ -275,7 +277,7 @@ func mapContent(mt string, params map[string]string, body []byte, uri string, de
 	switch {
 	case len(body) == 0:
 		return nil
-	case isJSONMedia(mt) || isTextMedia(mt):
+	case openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt):
 		return []Content{{Type: "text", Text: toUTF8(body, params["charset"])}}
 	case strings.HasPrefix(mt, "image/"):
 		return []Content{{Type: "image", Data: base64.StdEncoding.EncodeToString(body), MimeType: mt}}
@@ -344,7 +346,7 @@ func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *Res
 	}
 	fmt.Fprintf(&b, "backend returned HTTP %s for %s %s", status, method, requestPath(publicURL))
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
-	if len(excerpt) > 0 && (mt == "" || isJSONMedia(mt) || isTextMedia(mt)) {
+	if len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
 		text := sanitizeExcerpt([]byte(toUTF8(excerpt, params["charset"])), errorExcerptBytes)
 		if text != "" {
 			b.WriteString(": ")
