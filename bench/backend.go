@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
+
+	"github.com/mcp-gateway/mcp-gateway/bench/payload"
 )
 
 // sizes are the payloads the backend serves, by the value of its size
@@ -26,24 +28,11 @@ var payloads = map[string][]byte{
 	"10k": makePayload(10 << 10),
 }
 
-type item struct {
-	ID     int      `json:"id"`
-	Name   string   `json:"name"`
-	SKU    string   `json:"sku"`
-	Price  float64  `json:"price"`
-	Tags   []string `json:"tags"`
-	Active bool     `json:"active"`
-}
-
-type itemList struct {
-	Items []item `json:"items"`
-}
-
 func makePayload(target int) []byte {
-	var l itemList
+	var l payload.List
 	var out []byte
 	for i := 1; ; i++ {
-		l.Items = append(l.Items, item{
+		l.Items = append(l.Items, payload.Item{
 			ID: i, Name: "item " + strconv.Itoa(i), SKU: fmt.Sprintf("SKU-%06d", i),
 			Price: float64(i*137%10000) / 100, Tags: []string{"alpha", "beta"}, Active: i%3 != 0,
 		})

@@ -22,24 +22,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/bench/payload"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 type payloadArgs struct {
 	Size string `json:"size" jsonschema:"1k or 10k"`
-}
-
-type item struct {
-	ID     int      `json:"id"`
-	Name   string   `json:"name"`
-	SKU    string   `json:"sku"`
-	Price  float64  `json:"price"`
-	Tags   []string `json:"tags"`
-	Active bool     `json:"active"`
-}
-
-type itemList struct {
-	Items []item `json:"items"`
 }
 
 func main() {
@@ -62,8 +50,8 @@ func run(backend string) error {
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench-sdk", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "getPayload", Description: "A JSON payload of about the requested size."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in payloadArgs) (*mcp.CallToolResult, itemList, error) {
-			var out itemList
+		func(ctx context.Context, _ *mcp.CallToolRequest, in payloadArgs) (*mcp.CallToolResult, payload.List, error) {
+			var out payload.List
 			if in.Size != "1k" && in.Size != "10k" {
 				return nil, out, fmt.Errorf("size must be 1k or 10k")
 			}
