@@ -73,7 +73,7 @@ func ctTool(t testing.TB, doc *openapi.Document, method, path string, mods ...fu
 			mts = append(mts, mt)
 		}
 		sort.Slice(mts, func(i, j int) bool {
-			ji, jj := isJSONMedia(mediaBase(mts[i])), isJSONMedia(mediaBase(mts[j]))
+			ji, jj := openapi.IsJSONMediaType(mediaBase(mts[i])), openapi.IsJSONMediaType(mediaBase(mts[j]))
 			if ji != jj {
 				return ji
 			}
@@ -84,7 +84,7 @@ func ctTool(t testing.TB, doc *openapi.Document, method, path string, mods ...fu
 		bb := &bodyBinding{MediaType: mt, Required: rb.Required, Schema: schema}
 		base := mediaBase(mt)
 		flat := schema != nil && schema.Value != nil && schema.Value.Type.Is("object") && len(schema.Value.Properties) > 0 &&
-			(isJSONMedia(base) || base == "application/x-www-form-urlencoded" || strings.HasPrefix(base, "multipart/"))
+			(openapi.IsJSONMediaType(base) || base == "application/x-www-form-urlencoded" || strings.HasPrefix(base, "multipart/"))
 		if flat {
 			bb.Flattened = true
 			bb.Props = map[string]string{}

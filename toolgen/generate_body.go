@@ -19,7 +19,7 @@ func mediaRank(mt string) int {
 	switch {
 	case base == "application/json":
 		return 0
-	case isJSONMedia(base):
+	case openapi.IsJSONMediaType(base):
 		return 1
 	case base == "application/x-www-form-urlencoded":
 		return 2
@@ -27,7 +27,7 @@ func mediaRank(mt string) int {
 		return 3
 	case base == "text/plain":
 		return 4
-	case isTextMedia(base):
+	case openapi.IsTextMediaType(base):
 		return 5
 	case base == "application/octet-stream":
 		return 6
@@ -307,7 +307,7 @@ func jsonSchemaOf(r *openapi3.Response) *openapi3.SchemaRef {
 			best = mt
 			break
 		}
-		if best == "" && isJSONMedia(base) {
+		if best == "" && openapi.IsJSONMediaType(base) {
 			best = mt
 		}
 	}
