@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
@@ -141,4 +142,4 @@ func appendCompact(b []byte, raw []byte) []byte {
 }
 
 // appendString appends s as encoding/json would (HTML characters escaped).
-func appendString(b []byte, s string) []byte { return toolgen.AppendJSONString(b, s, true) }
+func appendString(b []byte, s string) []byte { return jsonlex.AppendString(b, s, true) }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,15 +62,4 @@ func TestCallResponseKeepsStructuredContentValue(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got))
 	require.False(t, bytes.ContainsAny(got, "\r\n"))
-}
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\"\\\n\r\t\x00\x1f", "<>&", "\u2028\u2029", "é😀", "\xff\xfe\xc3", strings.Repeat("a", 100)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendString(nil, s)))
-	})
 }

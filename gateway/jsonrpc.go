@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // JSON-RPC and MCP error codes. PROTOCOL.md §5 has the table per revision.
@@ -102,13 +102,13 @@ func decodeMessage(raw []byte) (*message, *rpcError) {
 	// invalid but the scan goes on, so that a syntax error anywhere still
 	// wins; null leaves a string member as it was.
 	jsonrpcOK, wrongType := false, false
-	err := toolgen.ScanObject(raw, func(key, value []byte) error {
+	err := jsonlex.ScanObject(raw, func(key, value []byte) error {
 		switch string(key) {
 		case "jsonrpc":
 			switch value[0] {
 			case 'n':
 			case '"':
-				jsonrpcOK = toolgen.JSONStringEquals(value, "2.0")
+				jsonrpcOK = jsonlex.StringEquals(value, "2.0")
 			default:
 				wrongType = true
 			}
@@ -131,7 +131,7 @@ func decodeMessage(raw []byte) (*message, *rpcError) {
 		}
 		return nil
 	})
-	var syn *toolgen.JSONSyntaxError
+	var syn *jsonlex.SyntaxError
 	if errors.As(err, &syn) {
 		return nil, newError(codeParseError, "Parse error: body is not valid JSON")
 	}
@@ -173,7 +173,7 @@ func methodName(raw []byte) string {
 	if name, ok := knownMethods[string(raw[1:len(raw)-1])]; ok {
 		return name
 	}
-	s, _ := toolgen.JSONString(raw)
+	s, _ := jsonlex.String(raw)
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -147,7 +148,7 @@ func readMeta(params json.RawMessage) requestMeta {
 	// As encoding/json would, a member of the wrong type is skipped (ok
 	// becomes false) and the others are still read.
 	m.ok = true
-	err := toolgen.ScanObject(p, func(key, value []byte) error {
+	err := jsonlex.ScanObject(p, func(key, value []byte) error {
 		switch string(key) {
 		case "_meta":
 			switch value[0] {
@@ -173,7 +174,7 @@ func readMeta(params json.RawMessage) requestMeta {
 
 func readMetaFields(raw []byte, ok *bool) *metaFields {
 	f := &metaFields{}
-	_ = toolgen.ScanObject(raw, func(key, value []byte) error {
+	_ = jsonlex.ScanObject(raw, func(key, value []byte) error {
 		switch string(key) {
 		case "io.modelcontextprotocol/protocolVersion":
 			optionalString(&f.ProtocolVersion, value, ok)
@@ -198,7 +199,7 @@ func optionalString(dst **string, raw []byte, ok *bool) {
 		*dst = nil
 		return
 	}
-	s, isString := toolgen.JSONString(raw)
+	s, isString := jsonlex.String(raw)
 	if !isString {
 		*ok = false
 		return

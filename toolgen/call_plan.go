@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
@@ -466,7 +467,7 @@ func (p *callPlan) decodeArgs(args json.RawMessage) (map[string]json.RawMessage,
 	}
 	in := make(map[string]json.RawMessage, len(p.args))
 	var unknown []string
-	err := ScanObject(trimmed, func(key, value []byte) error {
+	err := jsonlex.ScanObject(trimmed, func(key, value []byte) error {
 		slot, ok := p.args[string(key)]
 		if !ok {
 			unknown = append(unknown, string(key))

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // benchBody is a typical REST list: quote-dense, short strings, ~10 KB.
@@ -30,20 +32,20 @@ func BenchmarkJSONBody(b *testing.B) {
 			}
 		}
 	})
-	b.Run("validJSON", func(b *testing.B) {
+	b.Run("Valid", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if !validJSON(body) {
+			if !jsonlex.Valid(body) {
 				b.Fatal("invalid")
 			}
 		}
 	})
-	b.Run("AppendJSONString", func(b *testing.B) {
+	b.Run("AppendString", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		buf := make([]byte, 0, 2*len(body))
 		s := string(body)
 		for b.Loop() {
-			buf = AppendJSONString(buf[:0], s, true)
+			buf = jsonlex.AppendString(buf[:0], s, true)
 		}
 	})
 }

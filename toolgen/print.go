@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // Print writes set for the `tools` command. Format "json" is exactly the
@@ -70,15 +72,15 @@ func appendToolIndented(b []byte, t *Tool) ([]byte, error) {
 	}
 	b = append(b, '{')
 	member("name")
-	b = AppendJSONString(b, t.Name, false)
+	b = jsonlex.AppendString(b, t.Name, false)
 	if t.Title != "" {
 		b = append(b, ',')
 		member("title")
-		b = AppendJSONString(b, t.Title, false)
+		b = jsonlex.AppendString(b, t.Title, false)
 	}
 	b = append(b, ',')
 	member("description")
-	b = AppendJSONString(b, t.Description, false)
+	b = jsonlex.AppendString(b, t.Description, false)
 	b = append(b, ',')
 	member("inputSchema")
 	var err error

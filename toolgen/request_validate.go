@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
@@ -88,7 +90,7 @@ func (p *callPlan) wireArgsValid(in map[string]json.RawMessage) bool {
 func primitiveValue(typ string, raw []byte) (any, bool) {
 	switch typ {
 	case openapi3.TypeString:
-		s, ok := JSONString(raw)
+		s, ok := jsonlex.String(raw)
 		return s, ok && s != ""
 	case openapi3.TypeBoolean:
 		switch string(raw) {

@@ -43,6 +43,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
@@ -179,14 +180,14 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 	if mt == "" {
 		mt = sniffMediaType(body)
 	}
-	if p.hasOutput && mt == "text/plain" && validJSON(body) {
+	if p.hasOutput && mt == "text/plain" && jsonlex.Valid(body) {
 		// The tool promises JSON, and this is JSON labelled text/plain:
 		// what a Go server sniffs when the handler sets no Content-Type,
 		// and a common slip elsewhere.
 		mt = "application/json"
 	}
 	if openapi.IsJSONMediaType(mt) {
-		if !validJSON(body) {
+		if !jsonlex.Valid(body) {
 			if p.hasOutput {
 				return p.contractError(status, "the response is not valid JSON", body, mt)
 			}
@@ -395,7 +396,7 @@ func parseMediaType(ct string) (string, map[string]string) {
 
 // sniffMediaType guesses the type of a body sent without Content-Type.
 func sniffMediaType(body []byte) string {
-	if validJSON(body) {
+	if jsonlex.Valid(body) {
 		return "application/json"
 	}
 	if utf8.Valid(body) && bytes.IndexByte(body, 0) < 0 {
@@ -459,11 +460,4 @@ func sanitizeExcerpt(body []byte, limit int) string {
 		out += " … (truncated)"
 	}
 	return out
-}
-
-// validJSON is json.Valid at a fraction of the cost (see jsonscan.go): it
-// runs on every JSON response body, the largest input on the hot path.
-func validJSON(b []byte) bool {
-	_, err := scanDocument(b, nil)
-	return err == nil
 }

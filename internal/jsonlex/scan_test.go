@@ -1,4 +1,4 @@
-package toolgen
+package jsonlex
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func checkScanAgainstStdlib(t *testing.T, in []byte) {
 	})
 	valid := json.Valid(in)
 	if !valid {
-		var se *JSONSyntaxError
+		var se *SyntaxError
 		require.ErrorAs(t, err, &se, "input %q", in)
 		return
 	}
@@ -108,7 +108,7 @@ func TestScanObjectStopsOnCallbackError(t *testing.T) {
 
 func TestScanObjectSyntaxErrorOffset(t *testing.T) {
 	err := ScanObject([]byte(`{"a": 1, "b": x}`), func(k, v []byte) error { return nil })
-	var se *JSONSyntaxError
+	var se *SyntaxError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, 14, se.Offset)
 	assert.Contains(t, se.Error(), `found 'x'`)
@@ -127,17 +127,17 @@ func TestJSONString(t *testing.T) {
 		{`null`, "", false},
 		{`{"a":1}`, "", false},
 	} {
-		got, ok := JSONString([]byte(tc.raw))
+		got, ok := String([]byte(tc.raw))
 		assert.Equal(t, tc.ok, ok, tc.raw)
 		assert.Equal(t, tc.want, got, tc.raw)
-		assert.Equal(t, tc.ok, JSONStringEquals([]byte(tc.raw), tc.want), tc.raw)
+		assert.Equal(t, tc.ok, StringEquals([]byte(tc.raw), tc.want), tc.raw)
 	}
-	assert.True(t, JSONStringEquals([]byte(`"2\u002e0"`), "2.0"))
+	assert.True(t, StringEquals([]byte(`"2\u002e0"`), "2.0"))
 	// As encoding/json: invalid UTF-8 becomes U+FFFD; a string must be closed.
-	got, ok := JSONString([]byte("\"a\xffb\""))
+	got, ok := String([]byte("\"a\xffb\""))
 	assert.True(t, ok)
 	assert.Equal(t, "a\uFFFDb", got)
-	_, ok = JSONString([]byte(`"abc`))
+	_, ok = String([]byte(`"abc`))
 	assert.False(t, ok)
-	assert.False(t, JSONStringEquals([]byte(`"2.1"`), "2.0"))
+	assert.False(t, StringEquals([]byte(`"2.1"`), "2.0"))
 }
