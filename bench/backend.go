@@ -12,9 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
-
 	"github.com/mcp-gateway/mcp-gateway/bench/payload"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // sizes are the payloads the backend serves, by the value of its size
@@ -114,7 +113,7 @@ func backendHandler() http.Handler {
 
 // newTransport is the gateway's backend transport, so that the proxy and the
 // SDK server dial and pool the same way.
-func newTransport() *http.Transport { return toolgen.NewTransport() }
+func newTransport() *http.Transport { return call.NewTransport() }
 
 // newProxy is the "plain reverse proxy" baseline: every request goes to
 // target unchanged.

@@ -31,6 +31,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 func benchBackend(tb testing.TB) string {
@@ -55,7 +56,7 @@ func newGateway(tb testing.TB, backend string) (*gateway.Server, http.Handler) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	caller, err := toolgen.NewCaller(doc, toolgen.CallerConfig{BaseURL: backend})
+	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend})
 	if err != nil {
 		tb.Fatal(err)
 	}

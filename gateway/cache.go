@@ -87,8 +87,21 @@ func (c *sessionCache) sweep(now time.Time) {
 // (whichever replica runs it stops it).
 const broadcastTopic = "replicas"
 
+// broadcastKind says what a broadcast announces. Its values are the wire
+// form replicas of every version exchange: never renumber or rename one.
+type broadcastKind string
+
+const (
+	// kindChanged: a session record changed; drop the cached copy.
+	kindChanged broadcastKind = "changed"
+	// kindEnded: a session ended; drop it and never cache it again.
+	kindEnded broadcastKind = "ended"
+	// kindCancel: cancel the session's request Request, wherever it runs.
+	kindCancel broadcastKind = "cancel"
+)
+
 type broadcast struct {
-	Kind    string          `json:"k"` // "changed", "ended", "cancel"
+	Kind    broadcastKind   `json:"k"`
 	Session string          `json:"s"`
 	Request json.RawMessage `json:"r,omitempty"`
 }
@@ -122,11 +135,11 @@ func (s *Server) listenReplicas(ctx context.Context) {
 				continue
 			}
 			switch b.Kind {
-			case "changed":
+			case kindChanged:
 				s.cache.drop(b.Session)
-			case "ended":
+			case kindEnded:
 				s.cache.end(b.Session, time.Now())
-			case "cancel":
+			case kindCancel:
 				s.cancelLocal(b.Session, b.Request)
 			}
 		}

@@ -2,112 +2,92 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
-// method is one entry of the dispatch table.
+// method is one entry of the server's dispatch table.
 type method struct {
-	// handle answers a request with a result or an error.
-	handle func(s *Server, r *request) (any, error)
-	// stream, when set, owns the whole HTTP exchange (long-lived streams).
-	stream func(s *Server, w http.ResponseWriter, hr *http.Request, r *request)
+	// handle answers a request: the method's handler inside the server's
+	// middleware chain.
+	handle mcp.Handler
+	// stream, when set, owns the whole HTTP exchange (long-lived streams);
+	// handle then only admits the request through the middleware chain.
+	stream func(s *Server, w http.ResponseWriter, hr *http.Request, r *mcp.Request)
 	// eras that know the method; elsewhere it is "method not found".
-	eras era
+	eras mcp.Era
 }
 
-// methods is the dispatch table. initialize is handled by the transport
-// because it creates the session the table's handlers run in.
-var methods map[string]method
-
-func init() {
-	methods = map[string]method{
-		"ping":                     {handle: (*Server).ping, eras: eraSession},
-		"logging/setLevel":         {handle: (*Server).setLogLevel, eras: eraSession},
-		"server/discover":          {handle: (*Server).discover, eras: eraStateless},
-		"subscriptions/listen":     {stream: (*Server).listen, eras: eraStateless},
-		"tools/list":               {handle: (*Server).listTools, eras: eraBoth},
-		"tools/call":               {handle: (*Server).callTool, eras: eraBoth},
-		"resources/list":           {handle: (*Server).listResources, eras: eraBoth},
-		"resources/templates/list": {handle: (*Server).listResourceTemplates, eras: eraBoth},
-		"resources/read":           {handle: (*Server).readResource, eras: eraBoth},
-		"prompts/list":             {handle: (*Server).listPrompts, eras: eraBoth},
-		"prompts/get":              {handle: (*Server).getPrompt, eras: eraBoth},
-		"completion/complete":      {handle: (*Server).complete, eras: eraBoth},
-	}
-	for name := range methods {
-		knownMethods[name] = name
-	}
-	for _, name := range []string{"initialize", "notifications/initialized", "notifications/cancelled"} {
-		knownMethods[name] = name
-	}
+// Handle adds a method to the table, wrapped in the server's middleware
+// chain (mcp.Router). Features call it from New; the table is read-only
+// once the server serves.
+func (s *Server) Handle(name string, eras mcp.Era, h mcp.Handler) {
+	s.methods[name] = method{handle: mcp.Chain(h, s.middleware...), eras: eras}
 }
 
-// errCancelled tells dispatch that the request was cancelled and must not be
-// answered.
-var errCancelled = errors.New("request cancelled")
+// handleStream adds a method whose handler owns the HTTP exchange. The
+// middleware chain still sees the request: the stream starts only if the
+// chain lets it through to the admitting handler.
+func (s *Server) handleStream(name string, eras mcp.Era, stream func(*Server, http.ResponseWriter, *http.Request, *mcp.Request)) {
+	s.methods[name] = method{handle: mcp.Chain(admitStream, s.middleware...), stream: stream, eras: eras}
+}
 
-// dispatch runs a handler and hands its outcome to the replier. All error
-// mapping to JSON-RPC happens here (via reportError).
-func (s *Server) dispatch(r *request, m method, out replier) {
+// streamAdmitted is the outcome of a stream request the chain let through.
+type streamAdmitted struct{}
+
+func admitStream(*mcp.Request) (any, error) { return streamAdmitted{}, nil }
+
+// registerOwn adds the methods the server answers itself: the session and
+// discovery plumbing that belongs to no feature.
+func (s *Server) registerOwn() {
+	s.Handle("initialize", mcp.EraSession, s.initialize)
+	s.Handle("ping", mcp.EraSession, s.ping)
+	s.Handle("logging/setLevel", mcp.EraSession, s.setLogLevel)
+	s.Handle("server/discover", mcp.EraStateless, s.discover)
+	s.handleStream("subscriptions/listen", mcp.EraStateless, (*Server).listen)
+}
+
+// lookup returns the table entry serving name in era.
+func (s *Server) lookup(name string, era mcp.Era) (method, bool) {
+	m, ok := s.methods[name]
+	if !ok || m.eras&era == 0 {
+		return method{}, false
+	}
+	return m, true
+}
+
+// methodNotFound answers a method the gateway does not serve in the
+// request's era: 200 with -32601 in a session, 404 in the stateless era.
+func methodNotFound(r *mcp.Request) (any, error) {
+	err := mcp.NewError(mcp.CodeMethodNotFound, "Method not found: %s", r.Method)
+	if r.Era == mcp.EraStateless {
+		err.WithStatus(http.StatusNotFound)
+	}
+	return nil, err
+}
+
+// dispatch runs a handler (already inside the middleware chain) and hands
+// its outcome to the replier. All error mapping to JSON-RPC happens in
+// reportError.
+func (s *Server) dispatch(r *mcp.Request, h mcp.Handler, out replier) {
 	start := time.Now()
-	res, err := m.handle(s, r)
-	// Session requests are cancelled through their call context (callTool
-	// returns errCancelled); a stateless request's context is the HTTP
+	res, err := h(r)
+	// Session requests are cancelled through their call context (handlers
+	// return mcp.ErrCancelled); a stateless request's context is the HTTP
 	// request's, which ends when the client goes away.
-	if err != nil && (errors.Is(err, errCancelled) || errors.Is(r.ctx.Err(), context.Canceled)) {
-		s.metrics.observe(r, "cancelled", start)
+	if err != nil && (errors.Is(err, mcp.ErrCancelled) || errors.Is(r.Ctx.Err(), context.Canceled)) {
+		s.metrics.observe(s, r, "cancelled", start)
 		out.cancelled()
 		return
 	}
 	if err != nil {
-		s.metrics.observe(r, "error", start)
-		out.finish(r.id, nil, s.reportError(r.ctx, r.method, err))
+		s.metrics.observe(s, r, "error", start)
+		out.finish(r.ID, nil, s.reportError(r.Ctx, r.Method, err))
 		return
 	}
-	s.metrics.observe(r, "ok", start)
-	out.finish(r.id, res, nil)
-}
-
-// reportError maps a handler error to what the client sees; internal errors
-// are logged with their text and reach the client only as "Internal error".
-func (s *Server) reportError(ctx context.Context, method string, err error) *rpcError {
-	rerr, internal := asRPCError(err)
-	if internal {
-		s.log.ErrorContext(ctx, "request failed", "method", method, "err", err)
-	}
-	return rerr
-}
-
-// decodeParams decodes params into v; a failure is -32602 naming the method.
-func decodeParams(r *request, v any) error {
-	if len(r.params) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(r.params, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return errInvalidParams("Invalid params for %s: %q must be %s", r.method, te.Field, jsonTypeName(te.Type.Kind().String()))
-		}
-		return errInvalidParams("Invalid params for %s: params must be an object", r.method)
-	}
-	return nil
-}
-
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "string":
-		return "a string"
-	case "map", "struct":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	case "bool":
-		return "a boolean"
-	case "int", "int64", "float64", "uint64":
-		return "a number"
-	}
-	return "of another type"
+	s.metrics.observe(s, r, "ok", start)
+	out.finish(r.ID, res, nil)
 }

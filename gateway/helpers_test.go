@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,7 +55,7 @@ func newGatewayWith(t *testing.T, cfg Config, deps Deps, doc []byte, baseURL str
 	require.NoError(t, err)
 	set, err := toolgen.Generate(d, toolgen.Options{})
 	require.NoError(t, err)
-	caller, err := toolgen.NewCaller(d, toolgen.CallerConfig{BaseURL: baseURL})
+	caller, err := call.NewCaller(d, call.Config{BaseURL: baseURL})
 	require.NoError(t, err)
 	if cfg.ListenAddr == "" {
 		cfg.ListenAddr = "127.0.0.1:0"
@@ -77,8 +78,8 @@ func newGatewayWith(t *testing.T, cfg Config, deps Deps, doc []byte, baseURL str
 	return &testGateway{srv: srv, url: hs.URL + srv.cfg.MountPath, hs: hs}
 }
 
-// call is one HTTP exchange with the MCP endpoint.
-type call struct {
+// exchange is one HTTP exchange with the MCP endpoint.
+type exchange struct {
 	method  string // HTTP method; default POST
 	body    string
 	headers map[string]string
@@ -131,7 +132,7 @@ func sseData(body []byte) [][]byte {
 	return out
 }
 
-func (g *testGateway) do(t *testing.T, c call) reply {
+func (g *testGateway) do(t *testing.T, c exchange) reply {
 	t.Helper()
 	m := c.method
 	if m == "" {
@@ -166,12 +167,12 @@ func (g *testGateway) do(t *testing.T, c call) reply {
 // initialize opens a session at version and returns its id.
 func (g *testGateway) initialize(t *testing.T, version string) string {
 	t.Helper()
-	r := g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version +
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version +
 		`","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	sid := r.header.Get("Mcp-Session-Id")
 	require.NotEmpty(t, sid)
-	r = g.do(t, call{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}})
+	r = g.do(t, exchange{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}})
 	require.Equal(t, http.StatusAccepted, r.status)
 	return sid
 }
@@ -179,7 +180,7 @@ func (g *testGateway) initialize(t *testing.T, version string) string {
 // sessionCall posts a message in a session.
 func (g *testGateway) sessionCall(t *testing.T, sid, version, body string) reply {
 	t.Helper()
-	return g.do(t, call{body: body, headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}})
+	return g.do(t, exchange{body: body, headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}})
 }
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
@@ -198,5 +199,5 @@ func (g *testGateway) modern(t *testing.T, id int, method, params string, extra 
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": json.RawMessage(p)})
 	require.NoError(t, err)
-	return g.do(t, call{body: string(body), headers: h})
+	return g.do(t, exchange{body: string(body), headers: h})
 }

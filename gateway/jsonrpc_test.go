@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,12 +22,12 @@ func stdlibEnvelopeCode(raw []byte) int {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) || !json.Valid(raw) {
-			return codeParseError
+			return mcp.CodeParseError
 		}
-		return codeInvalidRequest
+		return mcp.CodeInvalidRequest
 	}
 	if m.JSONRPC != "2.0" {
-		return codeInvalidRequest
+		return mcp.CodeInvalidRequest
 	}
 	return 0
 }
@@ -61,23 +62,23 @@ func TestReadMetaSkipsMembersOfTheWrongType(t *testing.T) {
 	// A wrongly typed member before _meta must not hide _meta: era
 	// detection reads the protocol version from it.
 	m := readMeta(json.RawMessage(`{"uri":5,"name":"getNote","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7}}`))
-	assert.False(t, m.ok)
-	require.NotNil(t, m.Meta)
-	require.NotNil(t, m.Meta.ProtocolVersion)
-	assert.Equal(t, "2026-07-28", *m.Meta.ProtocolVersion)
-	assert.Equal(t, "7", string(m.Meta.ProgressToken))
+	assert.False(t, m.OK)
+	require.NotNil(t, m.fields)
+	require.NotNil(t, m.fields.ProtocolVersion)
+	assert.Equal(t, "2026-07-28", *m.fields.ProtocolVersion)
+	assert.Equal(t, "7", string(m.fields.ProgressToken))
 	require.NotNil(t, m.Name)
 	assert.Equal(t, "getNote", *m.Name)
 	assert.Nil(t, m.URI)
 
 	m = readMeta(json.RawMessage(`{"_meta":{"io.modelcontextprotocol/logLevel":3,"io.modelcontextprotocol/protocolVersion":"2025-06-18"},"name":"a"}`))
-	assert.False(t, m.ok)
-	require.NotNil(t, m.Meta.ProtocolVersion)
-	assert.Nil(t, m.Meta.LogLevel)
+	assert.False(t, m.OK)
+	require.NotNil(t, m.fields.ProtocolVersion)
+	assert.Nil(t, m.fields.LogLevel)
 
 	m = readMeta(json.RawMessage(`{"_meta":null,"name":null,"arguments":{"id":1}}`))
-	assert.True(t, m.ok)
-	assert.Nil(t, m.Meta)
+	assert.True(t, m.OK)
+	assert.Nil(t, m.fields)
 	assert.Nil(t, m.Name)
 	assert.Equal(t, `{"id":1}`, string(m.Arguments))
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
 // metrics are the gateway's Prometheus collectors. They are registered on
@@ -12,7 +14,6 @@ import (
 type metrics struct {
 	requests   *prometheus.CounterVec   // era, method, outcome
 	duration   *prometheus.HistogramVec // era, method
-	toolCalls  *prometheus.CounterVec   // outcome
 	sessions   prometheus.Counter
 	openStream prometheus.Gauge
 }
@@ -28,10 +29,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time to answer a JSON-RPC request, by protocol era and method.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"era", "method"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgw_tool_calls_total",
-			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), cancelled.",
-		}, []string{"outcome"}),
 		sessions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcpgw_sessions_created_total",
 			Help: "Session-era sessions created by initialize on this replica.",
@@ -42,26 +39,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.toolCalls, m.sessions, m.openStream)
+		reg.MustRegister(m.requests, m.duration, m.sessions, m.openStream)
 	}
 	return m
 }
 
-func eraLabel(e era) string {
-	if e == eraStateless {
-		return "2026-07-28"
-	}
-	return "session"
-}
-
 // observe records one answered request. Unknown methods share one label
 // so that clients cannot grow the label set.
-func (m *metrics) observe(r *request, outcome string, start time.Time) {
-	method := r.method
-	if _, ok := methods[method]; !ok {
+func (m *metrics) observe(s *Server, r *mcp.Request, outcome string, start time.Time) {
+	method := r.Method
+	if _, ok := s.methods[method]; !ok {
 		method = "unknown"
 	}
-	era := eraLabel(r.era)
+	era := r.Era.Label()
 	m.requests.WithLabelValues(era, method, outcome).Inc()
 	m.duration.WithLabelValues(era, method).Observe(time.Since(start).Seconds())
 }

@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
 // replier receives the outcome of one dispatched request.
 type replier interface {
-	finish(id json.RawMessage, result any, err *rpcError)
+	finish(id json.RawMessage, result any, err *mcp.Error)
 	// cancelled is called instead of finish when the request was cancelled:
 	// no response may be sent.
 	cancelled()
@@ -34,8 +36,10 @@ func newPostReply(w http.ResponseWriter, s *Server) *postReply {
 	return &postReply{w: w, srv: s}
 }
 
-func (p *postReply) notify(method string, params any) {
-	data, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+// Notify implements mcp.Sink: the first notification turns the answer into
+// an SSE stream.
+func (p *postReply) Notify(method string, params any) {
+	data, err := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		p.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return
@@ -51,7 +55,7 @@ func (p *postReply) notify(method string, params any) {
 	_ = p.sse.event("", data) // a gone client is not an error here
 }
 
-func (p *postReply) finish(id json.RawMessage, result any, rerr *rpcError) {
+func (p *postReply) finish(id json.RawMessage, result any, rerr *mcp.Error) {
 	// The response is written (or not wanted) when finish returns: nothing
 	// holds the result after that.
 	defer releaseResult(result)
@@ -86,19 +90,22 @@ func (p *postReply) cancelled() {
 	}
 }
 
-// releaseResult lets a tool result's body buffer be reused (toolgen.Result.Release).
+// releaseResult lets a tool result's body buffer be reused
+// (mcp.PooledResult.Release): only the response writer releases, once the
+// response is written.
 func releaseResult(result any) {
-	if r, ok := result.(*callToolResult); ok {
-		r.Result.Release()
+	if r, ok := result.(*mcp.PooledResult); ok {
+		r.Release()
 	}
 }
 
 // collectReply keeps the response for a batch. Its results are encoded
-// after the whole batch has run, so they are not released.
-type collectReply struct{ resp *response }
+// after the whole batch has run, so they are never released: a pooled
+// result's buffer then simply stays the result's own.
+type collectReply struct{ resp *mcp.Response }
 
-func (c *collectReply) finish(id json.RawMessage, result any, err *rpcError) {
-	c.resp = &response{JSONRPC: "2.0", ID: id, Result: result, Error: err}
+func (c *collectReply) finish(id json.RawMessage, result any, err *mcp.Error) {
+	c.resp = &mcp.Response{JSONRPC: "2.0", ID: id, Result: result, Error: err}
 }
 func (c *collectReply) cancelled() {}
 
@@ -167,9 +174,9 @@ func (s *sseWriter) retry(ms int) error {
 }
 
 // writeResult writes a JSON-RPC response as a plain JSON body.
-func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *rpcError) {
-	if rerr != nil && rerr.status != 0 {
-		status = rerr.status
+func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *mcp.Error) {
+	if rerr != nil && rerr.Status != 0 {
+		status = rerr.Status
 	}
 	buf := getBuf()
 	defer putBuf(buf)
@@ -182,19 +189,14 @@ func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessa
 
 // encodeResponse appends a JSON-RPC response to b; a result that cannot be
 // encoded is logged and answered with an internal error (ok is false).
-func (s *Server) encodeResponse(b []byte, id json.RawMessage, result any, rerr *rpcError) (data []byte, ok bool) {
-	data, err := appendResponse(b, id, result, rerr)
+func (s *Server) encodeResponse(b []byte, id json.RawMessage, result any, rerr *mcp.Error) (data []byte, ok bool) {
+	data, err := mcp.AppendResponse(b, id, result, rerr)
 	if err != nil {
 		s.log.Error("encoding response failed", "err", err)
-		data, _ = appendResponse(data[:0], id, nil, &rpcError{Code: codeInternalError, Message: "Internal error"})
+		data, _ = mcp.AppendResponse(data[:0], id, nil, mcp.InternalError())
 		return data, false
 	}
 	return data, true
-}
-
-// writeError writes a transport-level rejection with a JSON-RPC error body.
-func (s *Server) writeError(w http.ResponseWriter, status int, id json.RawMessage, rerr *rpcError) {
-	writeJSON(w, status, response{JSONRPC: "2.0", ID: id, Error: rerr})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -231,10 +233,10 @@ type sessionSink struct {
 	sid string
 }
 
-func (s *Server) sessionSink(sid string) sink { return sessionSink{srv: s, sid: sid} }
+func (s *Server) sessionSink(sid string) mcp.Sink { return sessionSink{srv: s, sid: sid} }
 
-func (k sessionSink) notify(method string, params any) {
-	data, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+func (k sessionSink) Notify(method string, params any) {
+	data, err := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		k.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return

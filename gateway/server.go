@@ -14,11 +14,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/completion"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
+	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
+	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // Config is the gateway's own configuration. Zero values take the defaults
@@ -109,6 +115,12 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, receives the gateway's Prometheus collectors.
 	Metrics prometheus.Registerer
+	// Middleware wraps every JSON-RPC request's handler, in order: the first
+	// listed runs first. Every request of either era passes through it,
+	// batch members and initialize included, and so does a request for a
+	// method the gateway does not serve (its handler answers "method not
+	// found"). Nil means none.
+	Middleware []mcp.Middleware
 }
 
 // Catalog is one generation of the tools the gateway serves: the document,
@@ -116,7 +128,7 @@ type Deps struct {
 type Catalog struct {
 	Doc    *openapi.Document
 	Tools  *toolgen.Set
-	Caller *toolgen.Caller
+	Caller *call.Caller
 }
 
 // Server serves MCP. Create it with New, mount Handler, and call Run.
@@ -128,12 +140,17 @@ type Server struct {
 	log     *slog.Logger
 	origin  originPolicy
 
-	catalog atomic.Pointer[catalogState]
+	catalog atomic.Pointer[Catalog]
 	cache   *sessionCache
 	metrics *metrics
 
-	infoMetaOnce sync.Once
-	infoMeta     map[string]any
+	// methods is the dispatch table: filled by New (the server's own
+	// methods and each feature's), read-only once serving.
+	methods    map[string]method
+	middleware []mcp.Middleware
+	notFound   mcp.Handler // the chain around the method-not-found answer
+	tools      *tools.Feature
+	stamper    *mcp.Stamper
 
 	// inflight maps session id + request id to the cancel func of a running
 	// session-era request, for notifications/cancelled.
@@ -157,7 +174,7 @@ type inflightKey struct{ session, id string }
 
 // inflightCall is one running request; its identity tells a request apart
 // from a later one that reused its id. A request has a cancellable context
-// only while it does backend work (see request.callContext), so a
+// only while it does backend work (see mcp.Request.CallContext), so a
 // cancellation can arrive before there is anything to cancel: it is kept
 // and applied when the context is attached.
 type inflightCall struct {
@@ -176,7 +193,8 @@ func (c *inflightCall) cancelCall() {
 	}
 }
 
-func (c *inflightCall) attach(cancel context.CancelFunc) {
+// Attach implements mcp.CancelSlot.
+func (c *inflightCall) Attach(cancel context.CancelFunc) {
 	c.mu.Lock()
 	c.cancel = cancel
 	cancelled := c.cancelled
@@ -184,12 +202,6 @@ func (c *inflightCall) attach(cancel context.CancelFunc) {
 	if cancelled {
 		cancel()
 	}
-}
-
-// catalogState is a Catalog plus what the transport derives from it once.
-type catalogState struct {
-	Catalog
-	tag string // short fingerprint of the tool set, bound into cursors
 }
 
 // New validates cfg and returns a server that serves no tools until
@@ -204,17 +216,19 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:       cfg,
-		store:     deps.Store,
-		bus:       deps.Bus,
-		limiter:   deps.Limiter,
-		log:       deps.Logger,
-		origin:    origin,
-		inflight:  map[inflightKey]*inflightCall{},
-		done:      make(chan struct{}),
-		listening: make(chan struct{}),
-		cache:     newSessionCache(cfg.SessionCacheTTL),
-		metrics:   newMetrics(deps.Metrics),
+		cfg:        cfg,
+		store:      deps.Store,
+		bus:        deps.Bus,
+		limiter:    deps.Limiter,
+		log:        deps.Logger,
+		origin:     origin,
+		inflight:   map[inflightKey]*inflightCall{},
+		done:       make(chan struct{}),
+		listening:  make(chan struct{}),
+		cache:      newSessionCache(cfg.SessionCacheTTL),
+		metrics:    newMetrics(deps.Metrics),
+		methods:    map[string]method{},
+		middleware: deps.Middleware,
 	}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: StoreTTL(cfg.SessionTTL)})
@@ -228,6 +242,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.stamper = &mcp.Stamper{ListTTL: cfg.ListTTL, ServerMeta: map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}}
+	s.registerOwn()
+	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit},
+		tools.Deps{Limiter: s.limiter, Logger: s.log, Metrics: deps.Metrics})
+	s.tools.Register(s)
+	resources.New().Register(s)
+	prompts.New().Register(s)
+	completion.New().Register(s)
+	s.notFound = mcp.Chain(methodNotFound, s.middleware...)
 	return s, nil
 }
 
@@ -245,12 +268,13 @@ func StoreTTL(ttl time.Duration) time.Duration {
 	return ttl + touchEvery(ttl)
 }
 
-// SetCatalog atomically replaces the tools the gateway serves.
+// SetCatalog atomically replaces the document and tools the gateway serves.
 func (s *Server) SetCatalog(c Catalog) {
-	s.catalog.Store(&catalogState{Catalog: c, tag: toolSetTag(c.Tools)})
+	s.catalog.Store(&c)
+	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
 }
 
-func (s *Server) currentCatalog() *catalogState { return s.catalog.Load() }
+func (s *Server) currentCatalog() *Catalog { return s.catalog.Load() }
 
 // Ready reports whether the gateway can serve: tools are loaded and the
 // session store answers.
@@ -274,7 +298,7 @@ func (s *Server) Ready(ctx context.Context) error {
 // stream and waits for them and for its loops.
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	if runner, ok := s.bus.(interface{ Run(context.Context) error }); ok {
+	if runner, ok := s.bus.(pubsub.Runner); ok {
 		wg.Go(func() {
 			if err := runner.Run(ctx); err != nil {
 				s.log.Error("message bus stopped", "err", err)
@@ -284,7 +308,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.listenReplicas(ctx) })
 	defer wg.Wait()
 
-	sweeper, _ := s.store.(interface{ Sweep() int })
+	sweeper, _ := s.store.(sessions.Sweeper)
 	interval := min(s.cfg.SessionTTL/4, s.cfg.SessionCacheTTL, time.Minute)
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -17,31 +18,31 @@ const replayBatch = 256
 // session's event log, so a stream can be resumed on any replica with
 // Last-Event-ID; wake-up hints on the bus say when to read the log again.
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
+	if err := s.openPushStream(w, r); err != nil {
+		s.fail(w, r, nil, err)
+	}
+}
+
+// openPushStream checks a GET, resolves where the stream starts and pumps
+// it; an error it returns is the whole answer (nothing was written).
+func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
 		// 2026-07-28 has no GET; a session-era client must name its session.
 		w.Header().Set("Allow", "POST")
-		s.writeError(w, http.StatusMethodNotAllowed, nil, newError(codeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id"))
-		return
+		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id")
 	}
 	if !accepts(r, "text/event-stream") {
-		s.writeError(w, http.StatusNotAcceptable, nil, newError(codeInvalidRequest, "Not Acceptable: Accept must list text/event-stream"))
-		return
+		return reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 	}
-	if !s.checkSessionVersion(w, r, nil) {
-		return
-	}
-	sess := s.lookupSession(w, r, sid, nil)
-	if sess == nil {
-		return
+	if _, err := s.sessionFor(r, sid); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	// Subscribe before reading the log so no event slips between the two.
 	sub, err := s.bus.Subscribe(ctx, sessionTopic(sid))
 	if err != nil {
-		s.log.Error("subscribing to session wake-ups failed", "err", err, "session", sid)
-		s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the message bus is unavailable"))
-		return
+		return busError(err)
 	}
 	defer sub.Close()
 
@@ -54,21 +55,15 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 				gap = true
 				cursor = ""
 			case errors.Is(err, sessions.ErrBadEventID):
-				s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", cursor))
-				return
-			case errors.Is(err, sessions.ErrNotFound):
-				s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
-				return
+				return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", cursor)
 			default:
-				s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
-				return
+				return err
 			}
 		}
 	} else {
 		// A fresh stream starts at the log's end: it carries what happens from now on.
 		if cursor, err = s.store.LastEventID(ctx, sid); err != nil {
-			s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
-			return
+			return err
 		}
 	}
 
@@ -82,16 +77,17 @@ func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 		// Say so rather than leave a silent gap: the client missed events
 		// that are no longer retained.
 		if sse.event("", gapNotice()) != nil {
-			return
+			return nil
 		}
 	}
 	s.pumpSession(ctx, sse, sid, cursor, sub.C())
+	return nil
 }
 
 // gapNotice tells a stream's client that events it should have had are no
 // longer retained.
 func gapNotice() []byte {
-	data, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/message", Params: logMessage{
+	data, _ := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/message", Params: mcp.LogMessage{
 		Level: "error", Logger: "mcp-gateway",
 		Data: map[string]string{"message": "events after Last-Event-ID are no longer retained; some notifications were lost"},
 	}})
@@ -160,7 +156,7 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 // listen serves subscriptions/listen (2026-07-28): acknowledge the
 // notifications the gateway can honour, then hold the stream open until the
 // client closes it or the server shuts down.
-func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
+func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) {
 	var p struct {
 		Notifications *struct {
 			ToolsListChanged      bool     `json:"toolsListChanged"`
@@ -169,25 +165,25 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
 			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		} `json:"notifications"`
 	}
-	if err := decodeParams(r, &p); err != nil {
-		s.writeResult(w, http.StatusOK, r.id, nil, s.reportError(r.ctx, r.method, err))
+	if err := mcp.DecodeParams(r, &p); err != nil {
+		s.writeResult(w, http.StatusOK, r.ID, nil, s.reportError(r.Ctx, r.Method, err))
 		return
 	}
 	if p.Notifications == nil {
-		s.writeResult(w, http.StatusOK, r.id, nil, errInvalidParams("Invalid params for subscriptions/listen: notifications is required"))
+		s.writeResult(w, http.StatusOK, r.ID, nil, mcp.InvalidParams("Invalid params for subscriptions/listen: notifications is required"))
 		return
 	}
 	s.streams.Add(1)
 	defer s.streams.Done()
 	s.metrics.openStream.Inc()
 	defer s.metrics.openStream.Dec()
-	subID := r.id
+	subID := r.ID
 	sse := startSSE(w)
 	defer sse.release()
 	// The gateway's tool, prompt and resource lists do not change while it
 	// runs, so it honours none of the requested notification types: the
 	// acknowledgement says so and the stream carries only keep-alives.
-	ack, _ := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
+	ack, _ := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
 		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
 		"notifications": map[string]any{},
 	}})
@@ -198,11 +194,11 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *request) {
 	defer stop()
 	for {
 		select {
-		case <-r.ctx.Done():
+		case <-r.Ctx.Done():
 			return
 		case <-s.done:
 			// Graceful server-side close: the final listen result, then end.
-			final, _ := json.Marshal(response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
+			final, _ := json.Marshal(mcp.Response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
 				"resultType": "complete",
 				"_meta":      map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
 			}})

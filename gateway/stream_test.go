@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/stretchr/testify/require"
 )
@@ -79,13 +80,13 @@ func (c *sseClient) next(t *testing.T) sseEvent {
 
 func push(t *testing.T, g *testGateway, sid, text string) {
 	t.Helper()
-	g.srv.sessionSink(sid).notify("notifications/message", logMessage{Level: "info", Data: text})
+	g.srv.sessionSink(sid).Notify("notifications/message", mcp.LogMessage{Level: "info", Data: text})
 }
 
 func eventText(t *testing.T, ev sseEvent) string {
 	t.Helper()
 	var m struct {
-		Params logMessage `json:"params"`
+		Params mcp.LogMessage `json:"params"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ev.data), &m))
 	return m.Params.Data.(string)
@@ -114,7 +115,7 @@ func TestGETStreamDeliversAndResumes(t *testing.T) {
 	require.Equal(t, "five", eventText(t, s2.next(t)), "after replay the stream goes live")
 
 	// Deleting the session ends its stream.
-	r := g.do(t, call{method: "DELETE", headers: map[string]string{"Mcp-Session-Id": sid}})
+	r := g.do(t, exchange{method: "DELETE", headers: map[string]string{"Mcp-Session-Id": sid}})
 	require.Equal(t, 200, r.status)
 	select {
 	case _, ok := <-s2.events:
@@ -141,7 +142,7 @@ func TestGETStreamReportsEventsLostToTheBound(t *testing.T) {
 	require.Equal(t, "c", eventText(t, s2.next(t)))
 	require.Equal(t, "d", eventText(t, s2.next(t)))
 
-	r := g.do(t, call{method: "GET", headers: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream", "Last-Event-ID": "bogus"}})
+	r := g.do(t, exchange{method: "GET", headers: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream", "Last-Event-ID": "bogus"}})
 	require.Equal(t, 400, r.status)
 }
 

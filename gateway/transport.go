@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -41,11 +42,11 @@ const (
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.origin.allowHost(r.Host) {
-		s.writeError(w, http.StatusForbidden, nil, newError(codeInvalidRequest, "Forbidden: Host %q is not allowed", r.Host))
+		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Host %q is not allowed", r.Host))
 		return
 	}
 	if !s.origin.allowOrigin(r.Header.Get("Origin")) {
-		s.writeError(w, http.StatusForbidden, nil, newError(codeInvalidRequest, "Forbidden: Origin is not allowed"))
+		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Origin is not allowed"))
 		return
 	}
 	switch r.Method {
@@ -57,31 +58,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDELETE(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		s.writeError(w, http.StatusMethodNotAllowed, nil, newError(codeInvalidRequest, "Method Not Allowed"))
+		s.fail(w, r, nil, reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed"))
 	}
 }
 
-func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
+// readBody checks a POST's headers and reads its body.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		s.writeError(w, http.StatusUnsupportedMediaType, nil, newError(codeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json"))
-		return
+		return nil, reject(http.StatusUnsupportedMediaType, mcp.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 	}
 	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
-		s.writeError(w, http.StatusNotAcceptable, nil, newError(codeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream"))
-		return
+		return nil, reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			s.writeError(w, http.StatusRequestEntityTooLarge, nil, newError(codeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes))
-			return
+			return nil, reject(http.StatusRequestEntityTooLarge, mcp.CodeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes)
 		}
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeParseError, "Parse error: could not read body"))
+		return nil, reject(http.StatusBadRequest, mcp.CodeParseError, "Parse error: could not read body")
+	}
+	return body, nil
+}
+
+func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, nil, err)
 		return
 	}
 	if isArray(body) {
-		s.serveBatch(w, r, body)
+		if err := s.serveBatch(w, r, body); err != nil {
+			s.fail(w, r, nil, err)
+		}
 		return
 	}
 	msg, perr := decodeMessage(body)
@@ -90,108 +99,121 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
 		if msg != nil {
 			id = msg.ID
 		}
-		s.writeError(w, http.StatusBadRequest, id, perr)
+		s.fail(w, r, id, perr)
 		return
 	}
 	meta := readMeta(msg.Params)
 	switch sid := r.Header.Get(headerSessionID); {
-	case meta.Meta != nil && meta.Meta.ProtocolVersion != nil:
-		s.serveStateless(w, r, msg, meta)
+	case meta.fields != nil && meta.fields.ProtocolVersion != nil:
+		err = s.serveStateless(w, r, msg, meta)
 	case msg.Method == "initialize":
-		s.serveInitialize(w, r, msg)
+		err = s.serveInitialize(w, r, msg)
 	case sid != "":
-		s.serveSessionMessage(w, r, sid, msg, meta)
-	case r.Header.Get(headerMethod) != "" || r.Header.Get(headerProtocolVersion) == version20260728:
+		err = s.serveSessionMessage(w, r, sid, msg, meta)
+	case r.Header.Get(headerMethod) != "" || r.Header.Get(headerProtocolVersion) == mcp.Version20260728:
 		// Modern headers without the modern body fields: a malformed
 		// 2026-07-28 request. Answer with a modern error so the client
 		// stays modern.
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeInvalidParams,
-			"Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"))
+		err = reject(http.StatusBadRequest, mcp.CodeInvalidParams,
+			"Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities")
 	default:
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeInvalidRequest,
-			"Bad Request: Mcp-Session-Id header is required; start with initialize"))
+		err = reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
+			"Bad Request: Mcp-Session-Id header is required; start with initialize")
+	}
+	if err != nil {
+		s.fail(w, r, msg.ID, err)
 	}
 }
 
 // serveStateless serves one 2026-07-28 request: headers must mirror the
-// body, the version must be served, and no session is used or minted.
-func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *message, meta requestMeta) {
-	want := *meta.Meta.ProtocolVersion
+// body, the version must be served, and no session is used or minted. An
+// error it returns is the whole answer; once it dispatches, the replier
+// answers.
+func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *message, meta requestMeta) error {
+	want := *meta.fields.ProtocolVersion
 	switch got := r.Header.Get(headerProtocolVersion); {
 	case got == "":
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version header is required"))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeHeaderMismatch, "Header mismatch: MCP-Protocol-Version header is required")
 	case got != want:
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeHeaderMismatch,
-			"Header mismatch: MCP-Protocol-Version header %q does not match _meta protocolVersion %q", got, want))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeHeaderMismatch,
+			"Header mismatch: MCP-Protocol-Version header %q does not match _meta protocolVersion %q", got, want)
 	}
-	if !isStatelessVersion(want) {
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeUnsupportedProtocolVer, "Unsupported protocol version").
-			withData(map[string]any{"supported": supportedVersions, "requested": want}))
-		return
+	if !mcp.IsStatelessVersion(want) {
+		return reject(http.StatusBadRequest, mcp.CodeUnsupportedProtocolVer, "Unsupported protocol version").
+			WithData(map[string]any{"supported": mcp.SupportedVersions, "requested": want})
 	}
 	if msg.isResponse() {
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeInvalidRequest, "Invalid Request: clients do not send responses in %s", want))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: clients do not send responses in %s", want)
 	}
 	if msg.isNotification() {
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return nil
 	}
 	if err := checkMirroredHeaders(r, msg, meta); err != nil {
-		s.writeError(w, http.StatusBadRequest, msg.ID, err)
-		return
+		return err
 	}
-	if !isJSONObject(meta.Meta.ClientCapabilities) {
-		s.writeError(w, http.StatusBadRequest, msg.ID, newError(codeInvalidParams,
-			"Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object"))
-		return
+	if !isJSONObject(meta.fields.ClientCapabilities) {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidParams,
+			"Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object")
 	}
-	m, ok := methods[msg.Method]
-	if !ok || m.eras&eraStateless == 0 {
-		s.writeError(w, http.StatusNotFound, msg.ID, newError(codeMethodNotFound, "Method not found: %s", msg.Method))
-		return
+	req := &mcp.Request{
+		Ctx:           r.Context(), // closing the stream cancels the request
+		Era:           mcp.EraStateless,
+		Version:       want,
+		ClientCaps:    meta.fields.ClientCapabilities,
+		ClientInfo:    meta.fields.ClientInfo,
+		ID:            msg.ID,
+		Method:        msg.Method,
+		Params:        msg.Params,
+		LogLevel:      mcp.LevelOff,
+		Client:        remoteHost(r),
+		Meta:          meta.Meta,
+		ProgressToken: meta.fields.ProgressToken,
+		Stamp:         s.stamper,
 	}
-	req := &request{
-		ctx:        r.Context(), // closing the stream cancels the request
-		era:        eraStateless,
-		version:    want,
-		caps:       meta.Meta.ClientCapabilities,
-		clientInfo: meta.Meta.ClientInfo,
-		id:         msg.ID,
-		method:     msg.Method,
-		params:     msg.Params,
-		logLevel:   levelOff,
-		client:     remoteHost(r),
-		meta:       meta,
+	m, ok := s.lookup(msg.Method, mcp.EraStateless)
+	if !ok {
+		// The chain sees it too; its handler answers 404 with -32601.
+		s.dispatch(req, s.notFound, newPostReply(w, s))
+		return nil
 	}
-	if meta.Meta.LogLevel != nil {
-		lvl, ok := parseLogLevel(*meta.Meta.LogLevel)
+	if meta.fields.LogLevel != nil {
+		lvl, ok := mcp.ParseLogLevel(*meta.fields.LogLevel)
 		if !ok {
-			s.writeError(w, http.StatusOK, msg.ID, newError(codeInvalidParams, "Invalid params: unknown log level %q", *meta.Meta.LogLevel))
-			return
+			return reject(http.StatusOK, mcp.CodeInvalidParams, "Invalid params: unknown log level %q", *meta.fields.LogLevel)
 		}
-		req.logLevel = lvl
+		req.LogLevel = lvl
 	}
-	req.progressToken = meta.Meta.ProgressToken
 	if m.stream != nil {
+		// The chain admits the stream (or answers in its place).
+		res, err := m.handle(req)
+		if err != nil {
+			return s.translate(r.Context(), msg.Method, err)
+		}
+		if _, ok := res.(streamAdmitted); !ok {
+			s.writeResult(w, http.StatusOK, msg.ID, res, nil)
+			return nil
+		}
 		m.stream(s, w, r, req)
-		return
+		return nil
 	}
 	reply := newPostReply(w, s)
-	req.out = reply
-	s.dispatch(req, m, reply)
+	req.Out = reply
+	s.dispatch(req, m.handle, reply)
+	return nil
 }
 
 // checkMirroredHeaders enforces the 2026-07-28 rule that Mcp-Method and
 // Mcp-Name repeat the body.
-func checkMirroredHeaders(r *http.Request, msg *message, meta requestMeta) *rpcError {
+func checkMirroredHeaders(r *http.Request, msg *message, meta requestMeta) *mcp.Error {
+	mismatch := func(format string, args ...any) *mcp.Error {
+		return reject(http.StatusBadRequest, mcp.CodeHeaderMismatch, format, args...)
+	}
 	switch got := r.Header.Get(headerMethod); {
 	case got == "":
-		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Method header is required")
+		return mismatch("Header mismatch: Mcp-Method header is required")
 	case got != msg.Method:
-		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Method header %q does not match body method %q", got, msg.Method)
+		return mismatch("Header mismatch: Mcp-Method header %q does not match body method %q", got, msg.Method)
 	}
 	var want *string
 	switch msg.Method {
@@ -204,14 +226,14 @@ func checkMirroredHeaders(r *http.Request, msg *message, meta requestMeta) *rpcE
 	}
 	raw := r.Header.Get(headerName)
 	if raw == "" {
-		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name header is required for %s", msg.Method)
+		return mismatch("Header mismatch: Mcp-Name header is required for %s", msg.Method)
 	}
 	got, ok := decodeHeaderValue(raw)
 	if !ok {
-		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name header is not validly encoded")
+		return mismatch("Header mismatch: Mcp-Name header is not validly encoded")
 	}
 	if want == nil || got != *want {
-		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name header does not match the body")
+		return mismatch("Header mismatch: Mcp-Name header does not match the body")
 	}
 	return nil
 }
@@ -230,54 +252,59 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), true
 }
 
-// serveInitialize starts a session-era session.
-func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *message) {
+// serveInitialize starts a session-era session: initialize runs through the
+// middleware chain like every request, and its result names the session.
+func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *message) error {
 	if !msg.isRequest() {
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest, "Invalid Request: initialize must be a request with an id"))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: initialize must be a request with an id")
 	}
-	res, sess, err := s.initialize(r.Context(), msg.Params)
+	m, _ := s.lookup("initialize", mcp.EraSession)
+	req := &mcp.Request{
+		Ctx:      r.Context(),
+		Era:      mcp.EraSession,
+		ID:       msg.ID,
+		Method:   msg.Method,
+		Params:   msg.Params,
+		LogLevel: mcp.LevelOff,
+		Client:   remoteHost(r),
+	}
+	res, err := m.handle(req)
 	if err != nil {
 		s.writeResult(w, http.StatusOK, msg.ID, nil, s.reportError(r.Context(), msg.Method, err))
-		return
+		return nil
 	}
-	w.Header().Set(headerSessionID, sess.ID)
+	if ir, ok := res.(*initializeResult); ok {
+		w.Header().Set(headerSessionID, ir.sessionID)
+	}
 	s.writeResult(w, http.StatusOK, msg.ID, res, nil)
+	return nil
 }
 
-// lookupSession resolves a session id, writing the error response itself
-// when it cannot.
-func (s *Server) lookupSession(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage) *sessions.Session {
+// lookupSession resolves a session id: sessions.ErrNotFound (404) when it
+// does not exist, a store error (503) when the store cannot say.
+func (s *Server) lookupSession(ctx context.Context, sid string) (*sessions.Session, error) {
 	now := time.Now()
 	// A cached record serves only while it is provably alive: within the
 	// TTL of its last touch, and still there when the touch is due.
 	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= StoreTTL(s.cfg.SessionTTL) && s.isListening() {
-		if s.touch(r.Context(), sess, now) {
-			return sess
+		if s.touch(ctx, sess, now) {
+			return sess, nil
 		}
 		s.cache.drop(sid)
 	}
 	if !validSessionID(sid) {
 		// Not an id this gateway mints: no store round trip needed.
-		s.writeError(w, http.StatusNotFound, id, newError(codeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one"))
-		return nil
+		return nil, sessions.ErrNotFound
 	}
-	sess, err := s.store.Get(r.Context(), sid)
-	switch {
-	case errors.Is(err, sessions.ErrNotFound):
-		s.writeError(w, http.StatusNotFound, id, newError(codeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one"))
-		return nil
-	case err != nil:
-		s.log.Error("session store failed", "err", err, "session", sid)
-		s.writeError(w, http.StatusServiceUnavailable, id, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
-		return nil
+	sess, err := s.store.Get(ctx, sid)
+	if err != nil {
+		return nil, err
 	}
-	if !s.touch(r.Context(), sess, now) {
-		s.writeError(w, http.StatusNotFound, id, newError(codeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one"))
-		return nil
+	if !s.touch(ctx, sess, now) {
+		return nil, sessions.ErrNotFound
 	}
 	s.cache.put(sess, now)
-	return sess
+	return sess, nil
 }
 
 // touch refreshes a session's idle TTL lazily: at most a few writes per TTL,
@@ -318,23 +345,28 @@ func validSessionID(id string) bool {
 // checkSessionVersion enforces MCP-Protocol-Version on a session request:
 // any handshake revision we serve is accepted (clients and the conformance
 // suite send older ones on later sessions); anything else is a 400.
-func (s *Server) checkSessionVersion(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
+func checkSessionVersion(r *http.Request) error {
 	v := r.Header.Get(headerProtocolVersion)
-	if v == "" || isSessionVersion(v) {
-		return true
+	if v == "" || mcp.IsSessionVersion(v) {
+		return nil
 	}
-	s.writeError(w, http.StatusBadRequest, id, newError(codeInvalidRequest,
-		"Bad Request: unsupported MCP-Protocol-Version %q for a session (supported: %s)", v, strings.Join(sessionVersions, ", ")))
-	return false
+	return reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
+		"Bad Request: unsupported MCP-Protocol-Version %q for a session (supported: %s)", v, strings.Join(mcp.SessionVersions, ", "))
 }
 
-func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid string, msg *message, meta requestMeta) {
-	if !s.checkSessionVersion(w, r, msg.ID) {
-		return
+// sessionFor checks a session request's version header and resolves its
+// session.
+func (s *Server) sessionFor(r *http.Request, sid string) (*sessions.Session, error) {
+	if err := checkSessionVersion(r); err != nil {
+		return nil, err
 	}
-	sess := s.lookupSession(w, r, sid, msg.ID)
-	if sess == nil {
-		return
+	return s.lookupSession(r.Context(), sid)
+}
+
+func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid string, msg *message, meta requestMeta) error {
+	sess, err := s.sessionFor(r, sid)
+	if err != nil {
+		return err
 	}
 	switch {
 	case msg.isNotification():
@@ -346,53 +378,56 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		reply := newPostReply(w, s)
-		req := s.sessionRequest(r.Context(), sess, msg, meta, reply)
-		m, ok := methods[msg.Method]
-		if !ok || m.eras&eraSession == 0 {
-			reply.finish(msg.ID, nil, newError(codeMethodNotFound, "Method not found: %s", msg.Method))
-			return
+		req := s.sessionRequest(r, sess, msg, meta, reply)
+		m, ok := s.lookup(msg.Method, mcp.EraSession)
+		h := m.handle
+		if !ok || m.stream != nil {
+			h = s.notFound
 		}
-		cancel := s.trackInflight(sess.ID, msg.ID, req)
-		defer cancel()
-		s.dispatch(req, m, reply)
+		done := s.trackInflight(sess.ID, msg.ID, req)
+		defer done()
+		s.dispatch(req, h, reply)
 	}
+	return nil
 }
 
 // sessionRequest builds the request value of a session-era request. Its
 // context is detached from the HTTP connection: in this era a disconnect is
 // not a cancellation, only notifications/cancelled is.
-func (s *Server) sessionRequest(ctx context.Context, sess *sessions.Session, msg *message, meta requestMeta, out sink) *request {
-	lvl := levelOff
+func (s *Server) sessionRequest(r *http.Request, sess *sessions.Session, msg *message, meta requestMeta, out mcp.Sink) *mcp.Request {
+	lvl := mcp.LevelOff
 	if sess.LogLevel != "" {
-		lvl, _ = parseLogLevel(sess.LogLevel)
+		lvl, _ = mcp.ParseLogLevel(sess.LogLevel)
 	}
-	req := &request{
-		ctx:        context.WithoutCancel(ctx),
-		era:        eraSession,
-		version:    sess.ProtocolVersion,
-		caps:       sess.Capabilities,
-		clientInfo: sess.ClientInfo,
-		session:    sess,
-		id:         msg.ID,
-		method:     msg.Method,
-		params:     msg.Params,
-		logLevel:   lvl,
-		out:        out,
-		meta:       meta,
+	req := &mcp.Request{
+		Ctx:        context.WithoutCancel(r.Context()),
+		Era:        mcp.EraSession,
+		Version:    sess.ProtocolVersion,
+		ClientCaps: sess.Capabilities,
+		ClientInfo: sess.ClientInfo,
+		SessionID:  sess.ID,
+		Client:     remoteHost(r),
+		ID:         msg.ID,
+		Method:     msg.Method,
+		Params:     msg.Params,
+		LogLevel:   lvl,
+		Out:        out,
+		Meta:       meta.Meta,
+		Stamp:      s.stamper,
 	}
-	if meta.Meta != nil {
-		req.progressToken = meta.Meta.ProgressToken
+	if meta.fields != nil {
+		req.ProgressToken = meta.fields.ProgressToken
 	}
 	return req
 }
 
 // trackInflight makes a session request cancellable by notifications/cancelled:
-// its backend work (request.callContext) is cancelled. The returned func must
-// be called when it ends.
-func (s *Server) trackInflight(sid string, id json.RawMessage, req *request) func() {
+// its backend work (mcp.Request.CallContext) is cancelled. The returned func
+// must be called when it ends.
+func (s *Server) trackInflight(sid string, id json.RawMessage, req *mcp.Request) func() {
 	key := inflightKey{session: sid, id: canonicalID(id)}
 	entry := &inflightCall{}
-	req.inflight = entry
+	req.Cancel = entry
 	s.inflightMu.Lock()
 	s.inflight[key] = entry
 	s.inflightMu.Unlock()
@@ -413,7 +448,10 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 	switch msg.Method {
 	case "notifications/initialized":
 		if !sess.Initialized {
-			s.updateSession(ctx, sess.ID, func(x *sessions.Session) error { x.Initialized = true; return nil })
+			if _, err := s.updateSession(ctx, sess.ID, func(x *sessions.Session) error { x.Initialized = true; return nil }); err != nil {
+				// A notification has no answer to carry the failure.
+				s.log.Warn("updating session failed", "err", err, "session", sess.ID)
+			}
 		}
 	case "notifications/cancelled":
 		var p struct {
@@ -424,7 +462,7 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 		}
 		if !s.cancelLocal(sess.ID, p.RequestID) {
 			// The request runs on another replica (or already ended).
-			s.announce(ctx, broadcast{Kind: "cancel", Session: sess.ID, Request: p.RequestID})
+			s.announce(ctx, broadcast{Kind: kindCancel, Session: sess.ID, Request: p.RequestID})
 		}
 	}
 }
@@ -441,35 +479,29 @@ func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
 }
 
 // serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only.
-func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+// Each member passes through the middleware chain like a single request.
+func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeParseError, "Parse error: body is not valid JSON"))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeParseError, "Parse error: body is not valid JSON")
 	}
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest,
-			"Invalid Request: JSON-RPC batches are only accepted within a 2025-03-26 session"))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
+			"Invalid Request: JSON-RPC batches are only accepted within a 2025-03-26 session")
 	}
-	if !s.checkSessionVersion(w, r, nil) {
-		return
+	sess, err := s.sessionFor(r, sid)
+	if err != nil {
+		return err
 	}
-	sess := s.lookupSession(w, r, sid, nil)
-	if sess == nil {
-		return
-	}
-	if sess.ProtocolVersion != version20250326 {
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest,
-			"Invalid Request: JSON-RPC batches are not supported in protocol revision %s", sess.ProtocolVersion))
-		return
+	if sess.ProtocolVersion != mcp.Version20250326 {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
+			"Invalid Request: JSON-RPC batches are not supported in protocol revision %s", sess.ProtocolVersion)
 	}
 	if len(raws) == 0 {
-		s.writeError(w, http.StatusBadRequest, nil, newError(codeInvalidRequest, "Invalid Request: empty batch"))
-		return
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: empty batch")
 	}
-	var out []response
+	var out []mcp.Response
 	for _, raw := range raws {
 		msg, perr := decodeMessage(raw)
 		if perr != nil {
@@ -477,13 +509,13 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			if msg != nil {
 				id = msg.ID
 			}
-			out = append(out, response{JSONRPC: "2.0", ID: id, Error: perr})
+			out = append(out, mcp.Response{JSONRPC: "2.0", ID: id, Error: perr.WithStatus(0)})
 			continue
 		}
 		switch {
 		case msg.Method == "initialize":
 			if msg.ID != nil {
-				out = append(out, response{JSONRPC: "2.0", ID: msg.ID, Error: newError(codeInvalidRequest, "Invalid Request: initialize must not be part of a batch")})
+				out = append(out, mcp.Response{JSONRPC: "2.0", ID: msg.ID, Error: mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch")})
 			}
 		case msg.isNotification():
 			s.sessionNotification(r.Context(), sess, msg)
@@ -491,15 +523,15 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		default:
 			rec := &collectReply{}
 			// Notifications of batched requests go to the session's push stream.
-			req := s.sessionRequest(r.Context(), sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
-			m, ok := methods[msg.Method]
-			if !ok || m.eras&eraSession == 0 {
-				out = append(out, response{JSONRPC: "2.0", ID: msg.ID, Error: newError(codeMethodNotFound, "Method not found: %s", msg.Method)})
-				continue
+			req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
+			m, ok := s.lookup(msg.Method, mcp.EraSession)
+			h := m.handle
+			if !ok || m.stream != nil {
+				h = s.notFound
 			}
-			cancel := s.trackInflight(sess.ID, msg.ID, req)
-			s.dispatch(req, m, rec)
-			cancel()
+			done := s.trackInflight(sess.ID, msg.ID, req)
+			s.dispatch(req, h, rec)
+			done()
 			if rec.resp != nil {
 				out = append(out, *rec.resp)
 			}
@@ -507,42 +539,42 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	if len(out) == 0 {
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func (s *Server) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	if err := s.endSession(w, r); err != nil {
+		s.fail(w, r, nil, err)
+	}
+}
+
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" || s.cfg.DisableSessionDelete {
 		w.Header().Set("Allow", "GET, POST")
 		if !s.cfg.DisableSessionDelete {
 			w.Header().Set("Allow", "GET, POST, DELETE")
 		}
-		s.writeError(w, http.StatusMethodNotAllowed, nil, newError(codeInvalidRequest, "Method Not Allowed"))
-		return
+		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed")
 	}
-	if !s.checkSessionVersion(w, r, nil) {
-		return
+	if err := checkSessionVersion(r); err != nil {
+		return err
 	}
 	if !validSessionID(sid) {
-		s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
-		return
+		return sessions.ErrNotFound
 	}
 	err := s.store.Delete(r.Context(), sid)
 	s.cache.end(sid, time.Now())
-	switch {
-	case errors.Is(err, sessions.ErrNotFound):
-		s.writeError(w, http.StatusNotFound, nil, newError(codeSessionNotFound, "Session not found"))
-		return
-	case err != nil:
-		s.log.Error("session delete failed", "err", err, "session", sid)
-		s.writeError(w, http.StatusServiceUnavailable, nil, newError(codeUnavailable, "Service Unavailable: the session store is unavailable"))
-		return
+	if err != nil {
+		return err
 	}
-	s.announce(r.Context(), broadcast{Kind: "ended", Session: sid})
+	s.announce(r.Context(), broadcast{Kind: kindEnded, Session: sid})
 	s.wakeSession(r.Context(), sid)
 	w.WriteHeader(http.StatusOK)
+	return nil
 }
 
 // newSessionID returns 256 random bits as URL-safe base64: visible ASCII.

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func TestInitializeNegotiatesVersionAndMintsSession(t *testing.T) {
 		{"2026-07-28", "2025-11-25"}, // no handshake in the stateless revision
 	} {
 		t.Run(tc.asked, func(t *testing.T) {
-			r := g.do(t, call{body: `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + tc.asked + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+			r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + tc.asked + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
 			require.Equal(t, http.StatusOK, r.status)
 			res := r.result(t)
 			require.Equal(t, tc.want, res["protocolVersion"])
@@ -62,48 +63,48 @@ func TestSessionEraStatusCodes(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	tests := []struct {
 		name   string
-		call   call
+		call   exchange
 		status int
 		code   int // JSON-RPC error code; 0 = expect no error (or no body)
 	}{
-		{"ok", call{body: list, headers: hdr}, 200, 0},
-		{"missing session", call{body: list}, 400, codeInvalidRequest},
-		{"unknown session", call{body: list, headers: with(map[string]string{"Mcp-Session-Id": "nope"})}, 404, codeSessionNotFound},
-		{"unsupported version header", call{body: list, headers: with(map[string]string{"MCP-Protocol-Version": "1999-01-01"})}, 400, codeInvalidRequest},
-		{"other supported version header", call{body: list, headers: with(map[string]string{"MCP-Protocol-Version": "2025-03-26"})}, 200, 0},
-		{"no version header", call{body: list, headers: with(map[string]string{"MCP-Protocol-Version": ""})}, 200, 0},
-		{"notification", call{body: `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, headers: hdr}, 202, 0},
-		{"response", call{body: `{"jsonrpc":"2.0","id":"s1","result":{}}`, headers: hdr}, 202, 0},
-		{"wrong accept", call{body: list, headers: with(map[string]string{"Accept": "application/json"})}, 406, codeInvalidRequest},
-		{"wrong content type", call{body: list, headers: with(map[string]string{"Content-Type": "text/plain"})}, 415, codeInvalidRequest},
-		{"too large", call{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, headers: hdr}, 413, codeInvalidRequest},
-		{"malformed json", call{body: `{"jsonrpc":"2.0",`, headers: hdr}, 400, codeParseError},
-		{"not jsonrpc 2.0", call{body: `{"jsonrpc":"1.0","id":1,"method":"ping"}`, headers: hdr}, 400, codeInvalidRequest},
-		{"jsonrpc not a string", call{body: `{"jsonrpc":2.0,"id":1,"method":"ping"}`, headers: hdr}, 400, codeInvalidRequest},
-		{"jsonrpc with escapes", call{body: `{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`, headers: hdr}, 200, 0},
-		{"method not a string", call{body: `{"jsonrpc":"2.0","id":1,"method":7}`, headers: hdr}, 400, codeInvalidRequest},
-		{"method with escapes", call{body: `{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`, headers: hdr}, 200, 0},
-		{"member names are exact", call{body: `{"jsonrpc":"2.0","id":1,"Method":"ping"}`, headers: hdr}, 400, codeInvalidRequest},
-		{"not an object", call{body: `"ping"`, headers: hdr}, 400, codeInvalidRequest},
-		{"trailing data", call{body: list + `{}`, headers: hdr}, 400, codeParseError},
-		{"control character in a string", call{body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\x01\"}}", headers: hdr}, 400, codeParseError},
-		{"name case differs", call{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"NAME":"getNote"}}`, headers: hdr}, 200, codeInvalidParams},
-		{"null id", call{body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, headers: hdr}, 400, codeInvalidRequest},
-		{"unknown method", call{body: `{"jsonrpc":"2.0","id":3,"method":"nope/nope"}`, headers: hdr}, 200, codeMethodNotFound},
-		{"stateless-only method", call{body: `{"jsonrpc":"2.0","id":3,"method":"server/discover"}`, headers: hdr}, 200, codeMethodNotFound},
-		{"bad params", call{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":42}}`, headers: hdr}, 200, codeInvalidParams},
-		{"unknown tool", call{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`, headers: hdr}, 200, codeInvalidParams},
-		{"arguments not an object", call{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"getNote","arguments":[1]}}`, headers: hdr}, 200, codeInvalidParams},
-		{"bad log level", call{body: `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"loud"}}`, headers: hdr}, 200, codeInvalidParams},
-		{"batch outside 2025-03-26", call{body: `[` + list + `]`, headers: hdr}, 400, codeInvalidRequest},
-		{"GET without session", call{method: "GET"}, 405, codeInvalidRequest},
-		{"DELETE without session", call{method: "DELETE"}, 405, codeInvalidRequest},
-		{"PUT", call{method: "PUT", headers: hdr}, 405, codeInvalidRequest},
-		{"GET wrong accept", call{method: "GET", headers: with(map[string]string{"Accept": "application/json"})}, 406, codeInvalidRequest},
-		{"GET unknown session", call{method: "GET", headers: with(map[string]string{"Mcp-Session-Id": "nope", "Accept": "text/event-stream"})}, 404, codeSessionNotFound},
-		{"foreign origin", call{body: list, headers: with(map[string]string{"Origin": "http://evil.example.com"})}, 403, codeInvalidRequest},
-		{"foreign host", call{body: list, headers: with(map[string]string{"Host": "evil.example.com"})}, 403, codeInvalidRequest},
-		{"loopback origin", call{body: list, headers: with(map[string]string{"Origin": "http://localhost:1234"})}, 200, 0},
+		{"ok", exchange{body: list, headers: hdr}, 200, 0},
+		{"missing session", exchange{body: list}, 400, mcp.CodeInvalidRequest},
+		{"unknown session", exchange{body: list, headers: with(map[string]string{"Mcp-Session-Id": "nope"})}, 404, mcp.CodeSessionNotFound},
+		{"unsupported version header", exchange{body: list, headers: with(map[string]string{"MCP-Protocol-Version": "1999-01-01"})}, 400, mcp.CodeInvalidRequest},
+		{"other supported version header", exchange{body: list, headers: with(map[string]string{"MCP-Protocol-Version": "2025-03-26"})}, 200, 0},
+		{"no version header", exchange{body: list, headers: with(map[string]string{"MCP-Protocol-Version": ""})}, 200, 0},
+		{"notification", exchange{body: `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, headers: hdr}, 202, 0},
+		{"response", exchange{body: `{"jsonrpc":"2.0","id":"s1","result":{}}`, headers: hdr}, 202, 0},
+		{"wrong accept", exchange{body: list, headers: with(map[string]string{"Accept": "application/json"})}, 406, mcp.CodeInvalidRequest},
+		{"wrong content type", exchange{body: list, headers: with(map[string]string{"Content-Type": "text/plain"})}, 415, mcp.CodeInvalidRequest},
+		{"too large", exchange{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, headers: hdr}, 413, mcp.CodeInvalidRequest},
+		{"malformed json", exchange{body: `{"jsonrpc":"2.0",`, headers: hdr}, 400, mcp.CodeParseError},
+		{"not jsonrpc 2.0", exchange{body: `{"jsonrpc":"1.0","id":1,"method":"ping"}`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"jsonrpc not a string", exchange{body: `{"jsonrpc":2.0,"id":1,"method":"ping"}`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"jsonrpc with escapes", exchange{body: `{"jsonrpc":"2\u002e0","id":1,"method":"ping"}`, headers: hdr}, 200, 0},
+		{"method not a string", exchange{body: `{"jsonrpc":"2.0","id":1,"method":7}`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"method with escapes", exchange{body: `{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`, headers: hdr}, 200, 0},
+		{"member names are exact", exchange{body: `{"jsonrpc":"2.0","id":1,"Method":"ping"}`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"not an object", exchange{body: `"ping"`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"trailing data", exchange{body: list + `{}`, headers: hdr}, 400, mcp.CodeParseError},
+		{"control character in a string", exchange{body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\x01\"}}", headers: hdr}, 400, mcp.CodeParseError},
+		{"name case differs", exchange{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"NAME":"getNote"}}`, headers: hdr}, 200, mcp.CodeInvalidParams},
+		{"null id", exchange{body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"unknown method", exchange{body: `{"jsonrpc":"2.0","id":3,"method":"nope/nope"}`, headers: hdr}, 200, mcp.CodeMethodNotFound},
+		{"stateless-only method", exchange{body: `{"jsonrpc":"2.0","id":3,"method":"server/discover"}`, headers: hdr}, 200, mcp.CodeMethodNotFound},
+		{"bad params", exchange{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":42}}`, headers: hdr}, 200, mcp.CodeInvalidParams},
+		{"unknown tool", exchange{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`, headers: hdr}, 200, mcp.CodeInvalidParams},
+		{"arguments not an object", exchange{body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"getNote","arguments":[1]}}`, headers: hdr}, 200, mcp.CodeInvalidParams},
+		{"bad log level", exchange{body: `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"loud"}}`, headers: hdr}, 200, mcp.CodeInvalidParams},
+		{"batch outside 2025-03-26", exchange{body: `[` + list + `]`, headers: hdr}, 400, mcp.CodeInvalidRequest},
+		{"GET without session", exchange{method: "GET"}, 405, mcp.CodeInvalidRequest},
+		{"DELETE without session", exchange{method: "DELETE"}, 405, mcp.CodeInvalidRequest},
+		{"PUT", exchange{method: "PUT", headers: hdr}, 405, mcp.CodeInvalidRequest},
+		{"GET wrong accept", exchange{method: "GET", headers: with(map[string]string{"Accept": "application/json"})}, 406, mcp.CodeInvalidRequest},
+		{"GET unknown session", exchange{method: "GET", headers: with(map[string]string{"Mcp-Session-Id": "nope", "Accept": "text/event-stream"})}, 404, mcp.CodeSessionNotFound},
+		{"foreign origin", exchange{body: list, headers: with(map[string]string{"Origin": "http://evil.example.com"})}, 403, mcp.CodeInvalidRequest},
+		{"foreign host", exchange{body: list, headers: with(map[string]string{"Host": "evil.example.com"})}, 403, mcp.CodeInvalidRequest},
+		{"loopback origin", exchange{body: list, headers: with(map[string]string{"Origin": "http://localhost:1234"})}, 200, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,39 +122,39 @@ func TestSessionEraStatusCodes(t *testing.T) {
 		})
 	}
 	// The session survives all of that.
-	require.Equal(t, 200, g.do(t, call{body: list, headers: hdr}).status)
+	require.Equal(t, 200, g.do(t, exchange{body: list, headers: hdr}).status)
 }
 
 func TestSessionlessLegacyRequestKeepsDualEraClientsLegacy(t *testing.T) {
 	g := newTestGateway(t, Config{})
 	for _, h := range []map[string]string{nil, {"MCP-Protocol-Version": "2025-06-18"}} {
-		r := g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: h})
+		r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: h})
 		require.Equal(t, 400, r.status)
 		code := r.errCode(t)
-		require.NotContains(t, []int{codeHeaderMismatch, codeMissingCapability, codeUnsupportedProtocolVer}, code,
+		require.NotContains(t, []int{mcp.CodeHeaderMismatch, mcp.CodeMissingCapability, mcp.CodeUnsupportedProtocolVer}, code,
 			"a 2026-era code would stop a dual-era client from falling back to initialize")
 	}
 	// Modern headers without modern _meta: a malformed modern request.
-	r := g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}})
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}})
 	require.Equal(t, 400, r.status)
-	require.Equal(t, codeInvalidParams, r.errCode(t))
+	require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
 }
 
 func TestDeleteEndsSession(t *testing.T) {
 	g := newTestGateway(t, Config{})
 	sid := g.initialize(t, "2025-11-25")
 	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	require.Equal(t, 200, g.do(t, call{method: "DELETE", headers: hdr}).status)
-	require.Equal(t, 404, g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: hdr}).status)
-	require.Equal(t, 404, g.do(t, call{method: "DELETE", headers: hdr}).status)
+	require.Equal(t, 200, g.do(t, exchange{method: "DELETE", headers: hdr}).status)
+	require.Equal(t, 404, g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: hdr}).status)
+	require.Equal(t, 404, g.do(t, exchange{method: "DELETE", headers: hdr}).status)
 
 	g2 := newTestGateway(t, Config{DisableSessionDelete: true})
 	sid = g2.initialize(t, "2025-11-25")
 	hdr["Mcp-Session-Id"] = sid
-	r := g2.do(t, call{method: "DELETE", headers: hdr})
+	r := g2.do(t, exchange{method: "DELETE", headers: hdr})
 	require.Equal(t, 405, r.status)
 	require.NotContains(t, r.header.Get("Allow"), "DELETE")
-	require.Equal(t, 200, g2.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: hdr}).status)
+	require.Equal(t, 200, g2.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: hdr}).status)
 }
 
 func TestPingAndSetLevelResultsAreEmptyObjects(t *testing.T) {
@@ -189,8 +190,8 @@ func TestBatchIn20250326Session(t *testing.T) {
 	}
 	require.Contains(t, byID[1], "result")
 	require.Contains(t, byID[2]["result"], "tools")
-	require.Equal(t, float64(codeInvalidRequest), byID[3]["error"].(map[string]any)["code"])
-	require.Equal(t, float64(codeMethodNotFound), byID[4]["error"].(map[string]any)["code"])
+	require.Equal(t, float64(mcp.CodeInvalidRequest), byID[3]["error"].(map[string]any)["code"])
+	require.Equal(t, float64(mcp.CodeMethodNotFound), byID[4]["error"].(map[string]any)["code"])
 
 	r = g.sessionCall(t, sid, "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
 	require.Equal(t, 202, r.status)
@@ -230,7 +231,7 @@ func TestToolsListPagination(t *testing.T) {
 		seen[n] = true
 	}
 	r := g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"garbage"}}`)
-	require.Equal(t, codeInvalidParams, r.errCode(t))
+	require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
 }
 
 func TestStatelessEra(t *testing.T) {
@@ -279,15 +280,15 @@ func TestStatelessEra(t *testing.T) {
 		status int
 		code   int
 	}{
-		{"ping is unknown", "ping", "", nil, 404, codeMethodNotFound},
-		{"initialize is unknown", "initialize", "", nil, 404, codeMethodNotFound},
-		{"unknown method", "nope/nope", "", nil, 404, codeMethodNotFound},
-		{"method header mismatch", "tools/list", "", map[string]string{"Mcp-Method": "prompts/list"}, 400, codeHeaderMismatch},
-		{"method header missing", "tools/list", "", map[string]string{"Mcp-Method": ""}, 400, codeHeaderMismatch},
-		{"version header missing", "tools/list", "", map[string]string{"MCP-Protocol-Version": ""}, 400, codeHeaderMismatch},
-		{"version header mismatch", "tools/list", "", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, 400, codeHeaderMismatch},
-		{"name header missing", "tools/call", `"name":"getNote"`, nil, 400, codeHeaderMismatch},
-		{"name header mismatch", "tools/call", `"name":"getNote"`, map[string]string{"Mcp-Name": "deleteNote"}, 400, codeHeaderMismatch},
+		{"ping is unknown", "ping", "", nil, 404, mcp.CodeMethodNotFound},
+		{"initialize is unknown", "initialize", "", nil, 404, mcp.CodeMethodNotFound},
+		{"unknown method", "nope/nope", "", nil, 404, mcp.CodeMethodNotFound},
+		{"method header mismatch", "tools/list", "", map[string]string{"Mcp-Method": "prompts/list"}, 400, mcp.CodeHeaderMismatch},
+		{"method header missing", "tools/list", "", map[string]string{"Mcp-Method": ""}, 400, mcp.CodeHeaderMismatch},
+		{"version header missing", "tools/list", "", map[string]string{"MCP-Protocol-Version": ""}, 400, mcp.CodeHeaderMismatch},
+		{"version header mismatch", "tools/list", "", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, 400, mcp.CodeHeaderMismatch},
+		{"name header missing", "tools/call", `"name":"getNote"`, nil, 400, mcp.CodeHeaderMismatch},
+		{"name header mismatch", "tools/call", `"name":"getNote"`, map[string]string{"Mcp-Name": "deleteNote"}, 400, mcp.CodeHeaderMismatch},
 	}
 	for _, tc := range errorCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,26 +300,26 @@ func TestStatelessEra(t *testing.T) {
 
 	t.Run("unsupported version lists the supported ones", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`
-		r := g.do(t, call{body: body, headers: map[string]string{"MCP-Protocol-Version": "2030-01-01", "Mcp-Method": "tools/list"}})
+		r := g.do(t, exchange{body: body, headers: map[string]string{"MCP-Protocol-Version": "2030-01-01", "Mcp-Method": "tools/list"}})
 		require.Equal(t, 400, r.status)
-		require.Equal(t, codeUnsupportedProtocolVer, r.errCode(t))
+		require.Equal(t, mcp.CodeUnsupportedProtocolVer, r.errCode(t))
 		data := r.msg(t)["error"].(map[string]any)["data"].(map[string]any)
 		require.Equal(t, []any{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}, data["supported"])
 		require.Equal(t, "2030-01-01", data["requested"])
 	})
 	t.Run("missing client capabilities", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
-		r := g.do(t, call{body: body, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}})
+		r := g.do(t, exchange{body: body, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}})
 		require.Equal(t, 400, r.status)
-		require.Equal(t, codeInvalidParams, r.errCode(t))
+		require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
 	})
 	t.Run("resource not found is -32602", func(t *testing.T) {
 		r := g.modern(t, 5, "resources/read", `"uri":"x://y"`, map[string]string{"Mcp-Name": "x://y"})
-		require.Equal(t, codeInvalidParams, r.errCode(t))
+		require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
 	})
 	t.Run("GET and DELETE are 405", func(t *testing.T) {
-		require.Equal(t, 405, g.do(t, call{method: "GET", headers: map[string]string{"Accept": "text/event-stream"}}).status)
-		require.Equal(t, 405, g.do(t, call{method: "DELETE"}).status)
+		require.Equal(t, 405, g.do(t, exchange{method: "GET", headers: map[string]string{"Accept": "text/event-stream"}}).status)
+		require.Equal(t, 405, g.do(t, exchange{method: "DELETE"}).status)
 	})
 }
 
@@ -439,8 +440,8 @@ func TestReviewRegressions(t *testing.T) {
 
 	t.Run("oversized client capabilities are refused", func(t *testing.T) {
 		big := `{"x":"` + strings.Repeat("a", maxClientRecord) + `"}`
-		r := g.do(t, call{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + big + `,"clientInfo":{"name":"c","version":"1"}}}`})
-		require.Equal(t, codeInvalidParams, r.errCode(t))
+		r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + big + `,"clientInfo":{"name":"c","version":"1"}}}`})
+		require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
 		require.Empty(t, r.header.Get("Mcp-Session-Id"))
 	})
 	t.Run("a null progress token asks for no progress", func(t *testing.T) {
@@ -449,34 +450,34 @@ func TestReviewRegressions(t *testing.T) {
 		require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	})
 	t.Run("a reused request id does not orphan the newer request", func(t *testing.T) {
-		req := &request{ctx: context.Background()}
+		req := &mcp.Request{Ctx: context.Background()}
 		endFirst := g.srv.trackInflight("s", json.RawMessage(`7`), req)
-		second := &request{ctx: context.Background()}
+		second := &mcp.Request{Ctx: context.Background()}
 		endSecond := g.srv.trackInflight("s", json.RawMessage(`7`), second)
-		ctx, cancel := second.callContext(time.Minute)
+		ctx, cancel := second.CallContext(time.Minute, call.ErrTimeout)
 		defer cancel()
 		endFirst()
 		require.True(t, g.srv.cancelLocal("s", json.RawMessage(`7`)), "the newer request is still cancellable")
 		require.ErrorIs(t, context.Cause(ctx), context.Canceled)
-		require.True(t, cancelled(ctx))
+		require.True(t, mcp.Cancelled(ctx, call.ErrTimeout))
 		endSecond()
 	})
 	t.Run("a cancellation before the backend call starts cancels it", func(t *testing.T) {
-		req := &request{ctx: context.Background()}
+		req := &mcp.Request{Ctx: context.Background()}
 		end := g.srv.trackInflight("s", json.RawMessage(`8`), req)
 		defer end()
 		require.True(t, g.srv.cancelLocal("s", json.RawMessage(`8`)))
-		ctx, cancel := req.callContext(time.Minute)
+		ctx, cancel := req.CallContext(time.Minute, call.ErrTimeout)
 		defer cancel()
-		require.True(t, cancelled(ctx))
+		require.True(t, mcp.Cancelled(ctx, call.ErrTimeout))
 	})
 	t.Run("a timeout is not a cancellation", func(t *testing.T) {
-		req := &request{ctx: context.Background()}
-		ctx, cancel := req.callContext(time.Millisecond)
+		req := &mcp.Request{Ctx: context.Background()}
+		ctx, cancel := req.CallContext(time.Millisecond, call.ErrTimeout)
 		defer cancel()
 		<-ctx.Done()
-		require.False(t, cancelled(ctx))
-		require.ErrorIs(t, context.Cause(ctx), toolgen.ErrTimeout)
+		require.False(t, mcp.Cancelled(ctx, call.ErrTimeout))
+		require.ErrorIs(t, context.Cause(ctx), call.ErrTimeout)
 	})
 	t.Run("an ended session is never cached again", func(t *testing.T) {
 		c := newSessionCache(time.Minute)

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // kin-openapi decodes every document through the YAML parser, JSON included
@@ -278,41 +281,27 @@ func (p *jsonParser) array(depth int) (*yaml.Node, error) {
 	}
 }
 
-// str reads a JSON string starting at the opening quote.
+// str reads a JSON string starting at the opening quote. jsonlex's scanner
+// finds its end and checks its escapes; the strict reader adds UTF-8.
 func (p *jsonParser) str() (string, error) {
 	start := p.pos
-	p.pos++
-	escaped := false
-	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			raw := p.data[start+1 : p.pos-1]
-			if !escaped {
-				if !utf8.Valid(raw) {
-					return "", p.errorf("invalid UTF-8 in string")
-				}
-				return string(raw), nil
-			}
-			var s string
-			if err := json.Unmarshal(p.data[start:p.pos], &s); err != nil {
-				return "", p.errorf("%v", err)
-			}
-			if !utf8.Valid(raw) {
-				return "", p.errorf("invalid UTF-8 in string")
-			}
-			return s, nil
-		case c == '\\':
-			escaped = true
-			p.pos += 2
-		case c < 0x20:
-			return "", p.errorf("control character in string")
-		default:
-			p.pos++
-		}
+	end, err := jsonlex.SkipString(p.data, start)
+	p.pos = end
+	if err != nil {
+		return "", p.errorf("%v", err)
 	}
-	return "", p.errorf("unterminated string")
+	raw := p.data[start+1 : end-1]
+	if !utf8.Valid(raw) {
+		return "", p.errorf("invalid UTF-8 in string")
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), nil
+	}
+	var s string
+	if err := json.Unmarshal(p.data[start:end], &s); err != nil {
+		return "", p.errorf("%v", err)
+	}
+	return s, nil
 }
 
 // number reads a JSON number and tags it as the YAML resolver would tag the

@@ -7,6 +7,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // A JSON OpenAPI 3 document is decoded in pieces, on every core, rather than
@@ -94,65 +96,18 @@ func (d *jsonDoc) document() (*yaml.Node, error) {
 	return &yaml.Node{Kind: yaml.DocumentNode, Line: 1, Column: 1, Content: []*yaml.Node{d.root}}, nil
 }
 
-// skipValue moves past the value at p.pos, checking only what finding its
-// end needs: whoever reads the value later reads it strictly and must end
-// where this did.
+// skipValue moves past the value at p.pos, which jsonlex's scanner checks
+// as it finds its end: whoever reads the value later reads it strictly
+// (UTF-8 and depth included) and must end where this did.
 func (p *jsonParser) skipValue() error {
 	start := p.pos
-	defer p.countLines(start)
-	if p.pos >= len(p.data) {
-		return p.errorf("unexpected end of input")
+	end, err := jsonlex.SkipValue(p.data, p.pos)
+	p.pos = end
+	p.countLines(start)
+	if err != nil {
+		return p.errorf("%v", err)
 	}
-	switch p.data[p.pos] {
-	case '"':
-		return p.skipString()
-	case '{', '[':
-	default: // a number or a literal
-		for p.pos < len(p.data) && bytes.IndexByte([]byte(",}] \t\r\n"), p.data[p.pos]) < 0 {
-			p.pos++
-		}
-		return nil
-	}
-	depth := 0
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case '"':
-			if err := p.skipString(); err != nil {
-				return err
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				p.pos++
-				return nil
-			}
-		}
-		p.pos++
-	}
-	return p.errorf("unexpected end of input")
-}
-
-func (p *jsonParser) skipString() error {
-	i := p.pos + 1
-	for {
-		j := bytes.IndexByte(p.data[i:], '"')
-		if j < 0 {
-			return p.errorf("unterminated string")
-		}
-		i += j
-		backslashes := 0
-		for k := i - 1; k > p.pos && p.data[k] == '\\'; k-- {
-			backslashes++
-		}
-		i++
-		if backslashes%2 == 0 {
-			p.pos = i
-			return nil
-		}
-	}
+	return nil
 }
 
 // countLines accounts for the line breaks between start and p.pos.

@@ -106,3 +106,22 @@ func TestSplitDecodeCorpus(t *testing.T) {
 		})
 	}
 }
+
+// skipValue (jsonlex's scanner) leaves the parser where the strict reader
+// would: same offset, same line and line start.
+func TestSkipValueKeepsPosition(t *testing.T) {
+	for _, doc := range []string{
+		"{\"a\": [1,\n 2],\n \"b\": \"x\\\"\\n\"\n}  ", "\"s\"\n", "[\n\n]", "123 ", "{\n\"a\":{\"b\":\"}\"}\n}",
+	} {
+		skip := jsonParser{data: []byte(doc)}
+		require.NoError(t, skip.skipValue(), doc)
+		read := jsonParser{data: []byte(doc)}
+		_, err := read.value(0)
+		require.NoError(t, err, doc)
+		require.Equal(t, read.mark(), skip.mark(), "%q", doc)
+	}
+	for _, doc := range []string{`{"a":1,}`, `[1 2]`, `"x`, `{"a":tru}`, `{"a":01}`} {
+		p := jsonParser{data: []byte(doc)}
+		require.Error(t, p.skipValue(), doc)
+	}
+}

@@ -117,3 +117,10 @@ func (m *Memory) Publish(_ context.Context, topic string, payload []byte) error 
 func (m *Memory) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
 	return m.f.subscribe(ctx, topic), nil
 }
+
+// Runner is a bus with a loop of its own (a Redis connection that
+// subscribes and reconnects); the gateway's Run runs it until its context
+// ends. Buses without one (Memory) do not implement it.
+type Runner interface {
+	Run(ctx context.Context) error
+}

@@ -30,7 +30,10 @@ type Redis struct {
 	confirms  map[string][]chan struct{}
 }
 
-var _ Bus = (*Redis)(nil)
+var (
+	_ Bus    = (*Redis)(nil)
+	_ Runner = (*Redis)(nil)
+)
 
 // NewRedis returns a bus whose Redis channels are named prefix+topic. Call
 // Run to deliver messages.

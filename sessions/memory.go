@@ -40,7 +40,10 @@ type Memory struct {
 	sessions map[string]*memSession
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Store   = (*Memory)(nil)
+	_ Sweeper = (*Memory)(nil)
+)
 
 type memSession struct {
 	s       Session

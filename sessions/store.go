@@ -73,3 +73,12 @@ type Store interface {
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 }
+
+// Sweeper is a store that drops expired sessions only when asked (an
+// in-process store has no expiry of its own); the gateway's Run calls Sweep
+// periodically. Stores that expire entries themselves (Redis) do not
+// implement it.
+type Sweeper interface {
+	// Sweep drops expired sessions and returns how many it dropped.
+	Sweep() int
+}

@@ -1,10 +1,5 @@
 package toolgen
 
-import (
-	"net/http"
-	"time"
-)
-
 // Options controls which operations become tools and how they are described.
 type Options struct {
 	// Include, when non-empty, keeps only operations matched by at least one
@@ -17,29 +12,4 @@ type Options struct {
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int
-}
-
-// CallerConfig controls how tools/call reaches the backend.
-type CallerConfig struct {
-	// BaseURL is the backend base URL. Empty means the document's first
-	// server URL (with its variables' defaults), resolved against the
-	// document's own location when relative.
-	BaseURL string
-	// Timeout bounds one backend call. Zero means 30s.
-	Timeout time.Duration
-	// MaxResponseBytes caps the backend response body read. Zero means 10 MiB.
-	MaxResponseBytes int64
-	// Headers are static headers sent on every backend request.
-	Headers map[string]string
-	// APIKeys maps an OpenAPI security scheme name (type apiKey) to its value;
-	// it is placed in the header, query or cookie the scheme names.
-	APIKeys map[string]string
-	// BearerToken is sent as "Authorization: Bearer ..." for operations whose
-	// security uses an http bearer scheme (or oauth2/openIdConnect), and for
-	// operations with no declared security when BearerAlways is true.
-	BearerToken  string
-	BearerAlways bool
-	// Transport is the backend round tripper. Nil means a tuned
-	// *http.Transport with connection reuse.
-	Transport http.RoundTripper
 }

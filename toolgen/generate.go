@@ -230,7 +230,7 @@ func (g *generator) names(ops []openapi.Operation) []string {
 func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 	loc := op.Location()
 	o := op.Operation
-	b := &binding{
+	b := &Binding{
 		Method:    op.Method,
 		Path:      op.Path,
 		PathItem:  op.PathItem,
@@ -253,7 +253,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 	)
 	taken := map[string]bool{}
 	for _, p := range params {
-		b.Params = append(b.Params, paramBinding{Arg: p.arg, Param: p.param})
+		b.Params = append(b.Params, ParamBinding{Arg: p.arg, Param: p.param})
 		taken[p.arg] = true
 		props.add(p.arg, g.paramSchema(p.param, in))
 		if p.param.Required || p.param.In == openapi3.ParameterInPath {
@@ -273,7 +273,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 		InputSchema:  g.inputSchema(props, required, in),
 		OutputSchema: out,
 		Annotations:  annotations(op.Method, title),
-		binding:      b,
+		Binding:      b,
 	}
 	return t, nil
 }

@@ -15,7 +15,7 @@ import (
 // mediaRank orders the request media types an operation offers; the lowest
 // rank is the one the tool sends. See the package documentation.
 func mediaRank(mt string) int {
-	base := mediaBase(mt)
+	base := MediaBase(mt)
 	switch {
 	case base == "application/json":
 		return 0
@@ -45,39 +45,10 @@ func chooseMediaType(content openapi3.Content) string {
 	return keys[0]
 }
 
-// bodyKindOf is how the call path will send a body of this media type and
-// schema; asking newBodyPlan keeps generation and calling in agreement.
-func bodyKindOf(mt string, schema *openapi3.SchemaRef) bodyKind {
-	if schema != nil && schema.Value == nil {
-		schema = nil
-	}
-	bp, err := newBodyPlan(&bodyBinding{MediaType: mt, Schema: schema, Arg: "body"}, nil)
-	if err != nil {
-		return bodyJSON
-	}
-	return bp.kind
-}
-
-func (k bodyKind) String() string {
-	switch k {
-	case bodyJSON:
-		return "JSON"
-	case bodyForm:
-		return "a form"
-	case bodyMultipart:
-		return "multipart form data"
-	case bodyText:
-		return "text"
-	case bodyBinary:
-		return "binary data"
-	}
-	return "unknown"
-}
-
 // body binds the request body: flattened into top-level arguments when it
 // can be, else one argument. It adds the body's properties and required
 // names to the input schema.
-func (g *generator) body(op openapi.Operation, rb *openapi3.RequestBody, taken map[string]bool, st *state, props *members, required *[]string) *bodyBinding {
+func (g *generator) body(op openapi.Operation, rb *openapi3.RequestBody, taken map[string]bool, st *state, props *members, required *[]string) *BodyBinding {
 	loc := op.Location()
 	if len(rb.Content) == 0 {
 		g.warn(loc, "the request body declares no media type; the tool sends no body")
@@ -88,11 +59,11 @@ func (g *generator) body(op openapi.Operation, rb *openapi3.RequestBody, taken m
 	if media := rb.Content[mt]; media != nil {
 		schema = media.Schema
 	}
-	kind := bodyKindOf(mt, schema)
+	kind, _ := BodyEncoding(mt, schema)
 	if openapi.ClassifyMediaType(mt) == openapi.MediaUnsupported {
 		g.warn(loc, fmt.Sprintf("request media type %s is not one the gateway knows; the body argument is sent as %s", mt, kind))
 	}
-	bb := &bodyBinding{MediaType: mt, Required: rb.Required, Schema: schema}
+	bb := &BodyBinding{MediaType: mt, Required: rb.Required, Schema: schema}
 
 	if flat, ok := flattenable(kind, schema, rb.Required, taken); ok {
 		bb.Flattened, bb.Props = true, flat
@@ -138,8 +109,8 @@ func bodyArgName(taken map[string]bool) string {
 
 // flattenable decides whether a body's properties become top-level
 // arguments, and maps argument names to property names when they do.
-func flattenable(kind bodyKind, schema *openapi3.SchemaRef, bodyRequired bool, taken map[string]bool) (map[string]string, bool) {
-	if kind != bodyJSON && kind != bodyForm && kind != bodyMultipart {
+func flattenable(kind BodyKind, schema *openapi3.SchemaRef, bodyRequired bool, taken map[string]bool) (map[string]string, bool) {
+	if kind != BodyJSON && kind != BodyForm && kind != BodyMultipart {
 		return nil, false
 	}
 	if schema == nil || schema.Value == nil || schema.Value.Always != nil {
@@ -192,23 +163,23 @@ func flattenable(kind bodyKind, schema *openapi3.SchemaRef, bodyRequired bool, t
 }
 
 // bodySchema is the schema of the one argument that holds the whole body.
-func (g *generator) bodySchema(kind bodyKind, mt string, schema *openapi3.SchemaRef, desc string, st *state) []byte {
+func (g *generator) bodySchema(kind BodyKind, mt string, schema *openapi3.SchemaRef, desc string, st *state) []byte {
 	var ms members
 	concrete := !strings.Contains(mt, "*")
 	switch kind {
-	case bodyText:
+	case BodyText:
 		if schema != nil && schema.Value != nil && schema.Value.Type.Is(openapi3.TypeString) {
 			ms, _ = g.conv.schemaMembers(schema, st)
 		} else {
 			ms = members{{"type", jsonString("string")}}
 		}
 		if desc == "" {
-			desc = "The request body, as " + mediaBase(mt) + " text."
+			desc = "The request body, as " + MediaBase(mt) + " text."
 		}
-	case bodyBinary:
+	case BodyBinary:
 		ms = members{{"type", jsonString("string")}, {"contentEncoding", jsonString("base64")}}
 		if concrete {
-			ms.add("contentMediaType", jsonString(mediaBase(mt)))
+			ms.add("contentMediaType", jsonString(MediaBase(mt)))
 		}
 		if desc == "" {
 			desc = "The request body, base64-encoded."
@@ -231,7 +202,7 @@ func (g *generator) bodySchema(kind bodyKind, mt string, schema *openapi3.Schema
 // has a JSON schema and every other 2xx response has the same one: a tool
 // with an outputSchema must return matching structured content, which a
 // 204 or a differently shaped 202 would break.
-func (g *generator) output(op openapi.Operation, b *binding) json.RawMessage {
+func (g *generator) output(op openapi.Operation, b *Binding) json.RawMessage {
 	resps := op.Operation.Responses
 	if resps == nil {
 		return nil
@@ -302,7 +273,7 @@ func jsonSchemaOf(r *openapi3.Response) *openapi3.SchemaRef {
 	}
 	var best string
 	for _, mt := range sortedKeysOf(r.Content) {
-		base := mediaBase(mt)
+		base := MediaBase(mt)
 		if base == "application/json" {
 			best = mt
 			break

@@ -155,7 +155,7 @@ func TestGenerateExplicitNameWins(t *testing.T) {
 	require.Equal(t, "GET /a", method(tool(t, set, "taken_"+shortHash("GET /a"))))
 }
 
-func method(tl *Tool) string { m, p := tl.binding.Method, tl.binding.Path; return m + " " + p }
+func method(tl *Tool) string { m, p := tl.Binding.Method, tl.Binding.Path; return m + " " + p }
 
 func TestGenerateDescription(t *testing.T) {
 	set := genYAML(t, `
@@ -222,7 +222,7 @@ func TestParameterArguments(t *testing.T) {
 `, Options{})
 	tl := tool(t, set, "get")
 	var args []string
-	for _, p := range tl.binding.Params {
+	for _, p := range tl.Binding.Params {
 		args = append(args, p.Arg+"="+p.Param.In+":"+p.Param.Name)
 	}
 	require.Equal(t, []string{"id=path:id", "id_query=query:id", "q=query:q", "id_header=header:id", "trace=header:trace", "id_cookie=cookie:id"}, args,
@@ -288,7 +288,7 @@ func TestBodyPlacement(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			set := genYAML(t, "  /x:\n    post:\n      operationId: op"+tc.op+"\n      "+okResponse+"\n", Options{})
 			tl := tool(t, set, "op")
-			b := tl.binding.Body
+			b := tl.Binding.Body
 			require.NotNil(t, b)
 			require.Equal(t, tc.flattened, b.Flattened, "flattened")
 			require.Equal(t, tc.arg, b.Arg, "body argument")
@@ -383,20 +383,20 @@ func TestOutputSchemas(t *testing.T) {
         '400': {description: bad, content: {application/json: {schema: {type: object}}}}
 `, Options{})
 	obj := tool(t, set, "object")
-	require.True(t, obj.binding.HasOutputSchema)
-	require.False(t, obj.binding.OutputIsWrapped)
+	require.True(t, obj.Binding.HasOutputSchema)
+	require.False(t, obj.Binding.OutputIsWrapped)
 	require.NotContains(t, schemaOf(t, obj.OutputSchema), "additionalProperties", "outputs stay permissive")
 
 	arr := tool(t, set, "array")
-	require.True(t, arr.binding.OutputIsWrapped)
+	require.True(t, arr.Binding.OutputIsWrapped)
 	require.Equal(t, []string{"result"}, required(t, arr.OutputSchema))
 	require.Equal(t, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, props(t, arr.OutputSchema)["result"])
 
 	require.Nil(t, tool(t, set, "mixed").OutputSchema, "a 204 beside the 200 would break the output contract")
-	require.False(t, tool(t, set, "mixed").binding.HasOutputSchema)
+	require.False(t, tool(t, set, "mixed").Binding.HasOutputSchema)
 	require.Nil(t, tool(t, set, "noJSON").OutputSchema)
 	low := tool(t, set, "lowest")
-	require.True(t, low.binding.OutputIsWrapped, "the only 2xx, with a +json type")
+	require.True(t, low.Binding.OutputIsWrapped, "the only 2xx, with a +json type")
 }
 
 func TestNullable(t *testing.T) {
@@ -452,7 +452,7 @@ components:
   securitySchemes:
     key: {type: apiKey, in: header, name: X-Key}
 `, Options{})
-	inh := tool(t, set, "inherits").binding
+	inh := tool(t, set, "inherits").Binding
 	require.Equal(t, "GET", inh.Method)
 	require.Equal(t, "/a/{id}", inh.Path)
 	require.NotNil(t, inh.PathItem)
@@ -460,8 +460,8 @@ components:
 	require.Len(t, inh.Params, 1)
 	require.Equal(t, "id", inh.Params[0].Arg)
 	require.Len(t, inh.Security, 1, "the document's security applies")
-	require.NotNil(t, tool(t, set, "public").binding.Security)
-	require.Empty(t, tool(t, set, "public").binding.Security, "an empty operation security overrides the document's")
+	require.NotNil(t, tool(t, set, "public").Binding.Security)
+	require.Empty(t, tool(t, set, "public").Binding.Security, "an empty operation security overrides the document's")
 }
 
 func TestNoArgumentTool(t *testing.T) {
@@ -471,22 +471,6 @@ func TestNoArgumentTool(t *testing.T) {
 
 // A flattened body reaches the backend as the JSON object its properties
 // make: generation and the call path agree end to end.
-func TestFlattenedBodyCall(t *testing.T) {
-	doc, set := generateFile(t, "testdata/bodies.yaml", Options{})
-	srv := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"id":1,"name":"ann"}`))
-	})
-	c, err := NewCaller(doc, CallerConfig{BaseURL: srv.URL})
-	require.NoError(t, err)
-	res := c.Call(context.Background(), tool(t, set, "createUser"), json.RawMessage(`{"name":"ann","password":"pw"}`))
-	require.False(t, res.IsError, "%+v", res)
-	reqs := srv.requests()
-	require.Len(t, reqs, 1)
-	require.Equal(t, "/users", reqs[0].Path)
-	require.JSONEq(t, `{"name":"ann","password":"pw"}`, string(reqs[0].Body))
-}
 
 // A reloaded document may be generated while the previous Set serves calls;
 // generation only reads the document.

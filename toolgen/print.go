@@ -192,8 +192,8 @@ func printTable(w io.Writer, set *Set) error {
 	fmt.Fprintln(tw, "NAME\tMETHOD PATH\tHINTS\tDESCRIPTION")
 	for _, t := range set.Tools() {
 		method, path := "", ""
-		if t.binding != nil {
-			method, path = t.binding.Method, t.binding.Path
+		if t.Binding != nil {
+			method, path = t.Binding.Method, t.Binding.Path
 		}
 		desc, _, _ := strings.Cut(t.Description, "\n")
 		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\n", t.Name, method, path, hints(t.Annotations), truncateText(strings.TrimSpace(desc), tableDescription))

@@ -61,6 +61,45 @@ func (ms *members) add(key string, val []byte) {
 	*ms = append(*ms, member{key, val})
 }
 
+// addString adds key with s, unless s is empty: an empty title, format or
+// pattern is how the document says nothing.
+func (ms *members) addString(key, s string) {
+	if s != "" {
+		ms.add(key, jsonString(s))
+	}
+}
+
+// addTrue adds key: true when b is set; false is the keyword's default.
+func (ms *members) addTrue(key string, b bool) {
+	if b {
+		ms.add(key, jsonTrue)
+	}
+}
+
+// addNonZeroUint adds key with u, unless u is 0: kin-openapi reads an
+// absent minLength, minItems or minProperties as 0.
+func (ms *members) addNonZeroUint(key string, u uint64) {
+	if u > 0 {
+		ms.add(key, jsonUint(u))
+	}
+}
+
+// addUintPtr adds key with *u when the document gives a value.
+func (ms *members) addUintPtr(key string, u *uint64) {
+	if u != nil {
+		ms.add(key, jsonUint(*u))
+	}
+}
+
+// addValue adds key with a value decoded from the document, unless
+// encoding/json cannot represent it (see jsonValue). The caller decides
+// whether the value is present: a nil v is encoded as null.
+func (ms *members) addValue(key string, v any) {
+	if b := jsonValue(v); b != nil {
+		ms.add(key, b)
+	}
+}
+
 func (ms members) without(keys ...string) members {
 	out := make(members, 0, len(ms))
 	for _, m := range ms {

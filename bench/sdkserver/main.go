@@ -23,7 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/bench/payload"
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 type payloadArgs struct {
@@ -46,7 +46,7 @@ func main() {
 func run(backend string) error {
 	// The gateway's backend transport settings, so both pool alike.
 	// The gateway's backend transport settings, for a like-for-like comparison.
-	client := &http.Client{Transport: toolgen.NewTransport(), Timeout: 30 * time.Second}
+	client := &http.Client{Transport: call.NewTransport(), Timeout: 30 * time.Second}
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench-sdk", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "getPayload", Description: "A JSON payload of about the requested size."},

@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -228,7 +229,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		}
 		token = strings.TrimSpace(string(b))
 	}
-	caller, err := toolgen.NewCaller(doc, toolgen.CallerConfig{
+	caller, err := call.NewCaller(doc, call.Config{
 		BaseURL:          upstream,
 		Timeout:          cfg.BackendTimeout,
 		MaxResponseBytes: cfg.BackendMaxResponse,

@@ -5,7 +5,9 @@
 //
 // The wire encoder (gateway/mcp), the transport's message reader (gateway)
 // and the REST call path (toolgen/call) use it on every request; schema
-// generation (toolgen) uses the escaper. Every function is checked against
+// generation (toolgen) uses the escaper, and the OpenAPI loader (openapi)
+// skips values and strings with it (SkipValue, SkipString) when it cuts a
+// JSON document into chunks. Every function is checked against
 // encoding/json by a differential fuzzer.
 //
 // It imports only the standard library: no project package.

@@ -1,0 +1,86 @@
+package gateway
+
+// One error path. Transport steps and handlers return errors; translate is
+// the only place that turns an error into what the client sees (an HTTP
+// status and a JSON-RPC error) and the only place that logs a failure the
+// client does not see the text of. Nothing else builds a JSON-RPC error
+// body for a failure of the stores.
+//
+//	*mcp.Error                   as it says (Status 0: 200 inside a response)
+//	sessions.ErrNotFound         404, -32001 session not found
+//	sessions.ErrUnavailable      503, -32003 session store unavailable (logged)
+//	errBusUnavailable            503, -32003 message bus unavailable (logged)
+//	anything else                -32603 Internal error (logged with its text)
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// errBusUnavailable marks a failure of the message bus; wrap the bus's
+// error with it (busError).
+var errBusUnavailable = errors.New("message bus unavailable")
+
+func busError(err error) error { return fmt.Errorf("%w: %w", errBusUnavailable, err) }
+
+// reject is a transport rejection: an HTTP status with a JSON-RPC error.
+func reject(status, code int, format string, args ...any) *mcp.Error {
+	return mcp.NewError(code, format, args...).WithStatus(status)
+}
+
+// errSessionNotFound is the one answer to a session that does not exist,
+// ended or expired.
+func errSessionNotFound() *mcp.Error {
+	return reject(http.StatusNotFound, mcp.CodeSessionNotFound, "Session not found: it ended or expired; send initialize to start a new one")
+}
+
+func errStoreUnavailable() *mcp.Error {
+	return reject(http.StatusServiceUnavailable, mcp.CodeUnavailable, "Service Unavailable: the session store is unavailable")
+}
+
+func errBusDown() *mcp.Error {
+	return reject(http.StatusServiceUnavailable, mcp.CodeUnavailable, "Service Unavailable: the message bus is unavailable")
+}
+
+// translate maps err to the JSON-RPC error the client sees (whose Status is
+// the HTTP status when the error is the whole response), logging what the
+// client must not see. what names the request for the log.
+func (s *Server) translate(ctx context.Context, what string, err error) *mcp.Error {
+	var rerr *mcp.Error
+	switch {
+	case errors.As(err, &rerr):
+		return rerr
+	case errors.Is(err, sessions.ErrNotFound):
+		return errSessionNotFound()
+	case errors.Is(err, sessions.ErrUnavailable):
+		s.log.ErrorContext(ctx, "session store failed", "request", what, "err", err)
+		return errStoreUnavailable()
+	case errors.Is(err, errBusUnavailable):
+		s.log.ErrorContext(ctx, "message bus failed", "request", what, "err", err)
+		return errBusDown()
+	}
+	s.log.ErrorContext(ctx, "request failed", "request", what, "err", err)
+	return mcp.InternalError()
+}
+
+// reportError is translate for a handler's error inside a response.
+func (s *Server) reportError(ctx context.Context, method string, err error) *mcp.Error {
+	return s.translate(ctx, method, err)
+}
+
+// fail answers a whole HTTP exchange with err: the status translate picks
+// (400 for a rejection that names none) and an id-less or id-carrying
+// JSON-RPC error body.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, id []byte, err error) {
+	rerr := s.translate(r.Context(), r.Method+" "+r.URL.Path, err)
+	status := rerr.Status
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, mcp.Response{JSONRPC: "2.0", ID: id, Error: rerr})
+}

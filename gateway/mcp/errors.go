@@ -1,0 +1,112 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// JSON-RPC and MCP error codes. PROTOCOL.md §5 has the table per revision.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	// Session era, implementation-defined range: the session is unknown.
+	CodeSessionNotFound = -32001
+	// Session era: a resource does not exist (2026-07-28 uses -32602).
+	CodeResourceNotFound = -32002
+	// Both eras: a store the request needs cannot be reached.
+	CodeUnavailable = -32003
+
+	// Stateless era (2026-07-28).
+	CodeHeaderMismatch         = -32020
+	CodeMissingCapability      = -32021
+	CodeUnsupportedProtocolVer = -32022
+)
+
+// Error is a JSON-RPC error object. Handlers return it (directly or
+// wrapped) to choose the code the client sees; any other error becomes an
+// internal error whose text stays in the log (see AsError).
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+	// Status is the HTTP status to use when the error is the whole
+	// response; zero means 200 (the transport picks 400 for its own
+	// rejections).
+	Status int `json:"-"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.Message) }
+
+// NewError returns an error with code and a message made from format.
+func NewError(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithStatus sets the HTTP status the error answers with when it is the
+// whole response.
+func (e *Error) WithStatus(status int) *Error { e.Status = status; return e }
+
+// WithData sets the error's data member.
+func (e *Error) WithData(data any) *Error { e.Data = data; return e }
+
+// InvalidParams is a -32602 error: the message names the problem without
+// echoing internals.
+func InvalidParams(format string, args ...any) *Error {
+	return NewError(CodeInvalidParams, format, args...)
+}
+
+// ErrCancelled tells the dispatcher that a request was cancelled and must
+// not be answered.
+var ErrCancelled = errors.New("request cancelled")
+
+// InternalError is what every error that is not an *Error looks like to the
+// client.
+func InternalError() *Error { return &Error{Code: CodeInternalError, Message: "Internal error"} }
+
+// AsError maps any handler error to the error the client sees. Internal
+// failures never reveal their text: internal is true and the caller logs
+// err.
+func AsError(err error) (e *Error, internal bool) {
+	if errors.As(err, &e) {
+		return e, false
+	}
+	return InternalError(), true
+}
+
+// DecodeParams decodes r's params into v; a failure is -32602 naming the
+// method and, when it can, the member.
+func DecodeParams(r *Request, v any) error {
+	if len(r.Params) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.Params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return InvalidParams("Invalid params for %s: %q must be %s", r.Method, te.Field, jsonTypeName(te.Type))
+		}
+		return InvalidParams("Invalid params for %s: params must be an object", r.Method)
+	}
+	return nil
+}
+
+func jsonTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64, reflect.Uint64:
+		return "a number"
+	}
+	return "of another type"
+}

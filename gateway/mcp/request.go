@@ -1,0 +1,158 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Request is everything a method handler may know about one JSON-RPC
+// request. Handlers never see the HTTP exchange; the transport fills this
+// in, the same way for both eras, and middleware may add to it (the
+// principal) before the handler runs.
+type Request struct {
+	// Ctx is the request's context. In the stateless era it ends when the
+	// client goes away; in the session era only notifications/cancelled
+	// cancels it (through CallContext).
+	Ctx     context.Context
+	Era     Era
+	Version string
+	// ClientCaps are the client's capabilities: negotiated once per
+	// session, or sent with each stateless request.
+	ClientCaps json.RawMessage
+	ClientInfo json.RawMessage
+	// Principal is who is calling; nil means anonymous (no authentication
+	// configured, or none presented). Authentication middleware fills it.
+	Principal *Principal
+	// SessionID is the session-era session; empty in the stateless era.
+	SessionID string
+	// Client is the remote address (without port) of the HTTP request.
+	Client string
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	// Meta is what the transport already read from Params.
+	Meta Meta
+	// LogLevel is the lowest level of notifications/message to send.
+	LogLevel      LogLevel
+	ProgressToken json.RawMessage
+	// Out receives notifications related to this request; nil drops them.
+	Out Sink
+	// Cancel, when set, is told the cancel func of the request's backend
+	// work (see CallContext), so that notifications/cancelled can stop it.
+	Cancel CancelSlot
+	// Stamp, when set, makes the stateless era's result fields (see
+	// ResultMeta).
+	Stamp *Stamper
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	// Subject identifies the caller (a token's sub claim).
+	Subject string
+	// Scopes are the scopes the caller was granted.
+	Scopes []string
+}
+
+// Meta is the part of params the transport reads once: _meta and, for
+// tools/call, prompts/get and resources/read, the target and the arguments.
+type Meta struct {
+	// Name and URI are read to check the 2026-07-28 Mcp-Name header.
+	Name *string
+	URI  *string
+	// Arguments are tools/call's, read here so params are decoded once.
+	Arguments json.RawMessage
+	// OK is false when params did not decode into this shape; handlers then
+	// decode again to report the problem.
+	OK bool
+}
+
+// Sink delivers notifications related to one request.
+type Sink interface {
+	Notify(method string, params any)
+}
+
+// CancelSlot holds the cancel func of a request's backend work.
+// Attach cancels at once when a cancellation arrived before the work began.
+type CancelSlot interface {
+	Attach(cancel context.CancelFunc)
+}
+
+// QuotaKey names the caller for quotas: the session, or in the stateless
+// era the remote address.
+func (r *Request) QuotaKey() string {
+	if r.SessionID != "" {
+		return "session:" + r.SessionID
+	}
+	return "addr:" + r.Client
+}
+
+// CallContext is the context a request's backend work runs in: bounded by
+// timeout, with cause when it passes, and in a session cancelled by
+// notifications/cancelled (with context.Canceled). One context serves both,
+// so the call path derives no more. cancel must be called.
+func (r *Request) CallContext(timeout time.Duration, cause error) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeoutCause(r.Ctx, timeout, cause)
+	if r.Cancel != nil {
+		r.Cancel.Attach(cancel)
+	}
+	return ctx, cancel
+}
+
+// Cancelled reports whether ctx (from CallContext with timeoutCause) ended
+// for a reason other than its timeout: a cancellation, or the client going
+// away.
+func Cancelled(ctx context.Context, timeoutCause error) bool {
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), timeoutCause)
+}
+
+// Log sends a notifications/message when the request's level allows it.
+func (r *Request) Log(level LogLevel, data any) {
+	if level < r.LogLevel || r.Out == nil {
+		return
+	}
+	r.Out.Notify("notifications/message", LogMessage{Level: level.String(), Logger: "mcp-gateway", Data: data})
+}
+
+// Enabled reports whether a message at level would be sent, so callers
+// build its data only then.
+func (r *Request) Enabled(level LogLevel) bool { return level >= r.LogLevel && r.Out != nil }
+
+// WantsProgress reports whether the client asked for progress.
+func (r *Request) WantsProgress() bool { return ValidProgressToken(r.ProgressToken) }
+
+// Progress sends notifications/progress when the client asked for it with
+// a progress token. Values must increase; callers pass stage numbers.
+func (r *Request) Progress(done, total int, message string) {
+	if !ValidProgressToken(r.ProgressToken) || r.Out == nil {
+		return
+	}
+	r.Out.Notify("notifications/progress", ProgressParams{Token: r.ProgressToken, Progress: done, Total: total, Message: message})
+}
+
+// ValidProgressToken: a string or a number, like a request id; null or
+// anything else means the client did not ask for progress.
+func ValidProgressToken(t json.RawMessage) bool { return ValidID(t) }
+
+// ValidID accepts the id forms JSON-RPC allows MCP to use: a string or a
+// number. id must be valid JSON (its message was parsed): only its kind
+// matters.
+func ValidID(id json.RawMessage) bool {
+	for len(id) > 0 && (id[0] == ' ' || id[0] == '\t' || id[0] == '\r' || id[0] == '\n') {
+		id = id[1:]
+	}
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// ProgressParams is the params of notifications/progress.
+type ProgressParams struct {
+	Token    json.RawMessage `json:"progressToken"`
+	Progress int             `json:"progress"`
+	Total    int             `json:"total,omitempty"`
+	Message  string          `json:"message,omitempty"`
+}

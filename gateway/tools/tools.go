@@ -1,0 +1,264 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/quota"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
+)
+
+// Config is the feature's configuration. Zero values take the defaults
+// noted on each field.
+type Config struct {
+	// PageSize is the number of tools per tools/list page. Zero means 100.
+	PageSize int
+	// CallLimit limits tools/call per client: per session in the session
+	// era, per remote address in the stateless era. Zero means unlimited.
+	// When the limiter's store is unreachable, calls are let through (fail
+	// open) and the failure is logged.
+	CallLimit quota.Limit
+}
+
+// Deps are the parts the feature uses.
+type Deps struct {
+	// Limiter enforces Config.CallLimit; nil means a quota.Memory.
+	Limiter quota.Limiter
+	// Logger receives the feature's own log; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, receives mcpgw_tool_calls_total.
+	Metrics prometheus.Registerer
+}
+
+// Catalog is one generation of tools: the generated set and the caller that
+// runs them.
+type Catalog struct {
+	Tools  *toolgen.Set
+	Caller *call.Caller
+}
+
+type catalog struct {
+	Catalog
+	tag string // short fingerprint of the tool set, bound into cursors
+}
+
+// Feature serves tools/list and tools/call.
+type Feature struct {
+	cfg       Config
+	limiter   quota.Limiter
+	log       *slog.Logger
+	calls     *prometheus.CounterVec // outcome
+	current   atomic.Pointer[catalog]
+	errNoDocs *mcp.Error
+}
+
+// New returns the feature with no tools until SetCatalog is called.
+func New(cfg Config, deps Deps) *Feature {
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = 100
+	}
+	f := &Feature{
+		cfg:     cfg,
+		limiter: deps.Limiter,
+		log:     deps.Logger,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_tool_calls_total",
+			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), cancelled.",
+		}, []string{"outcome"}),
+	}
+	if f.limiter == nil {
+		f.limiter = quota.NewMemory()
+	}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	if deps.Metrics != nil {
+		deps.Metrics.MustRegister(f.calls)
+	}
+	return f
+}
+
+// Register adds the feature's methods to the server's table.
+func (f *Feature) Register(r mcp.Router) {
+	r.Handle("tools/list", mcp.EraBoth, f.list)
+	r.Handle("tools/call", mcp.EraBoth, f.call)
+}
+
+// SetCatalog atomically replaces the tools served.
+func (f *Feature) SetCatalog(c Catalog) {
+	f.current.Store(&catalog{Catalog: c, tag: toolSetTag(c.Tools)})
+}
+
+// Loaded reports whether a tool set is being served.
+func (f *Feature) Loaded() bool {
+	c := f.current.Load()
+	return c != nil && c.Tools != nil
+}
+
+// catalog returns the loaded catalog or the error to answer with.
+func (f *Feature) catalog() (*catalog, error) {
+	c := f.current.Load()
+	if c == nil || c.Tools == nil {
+		return nil, mcp.NewError(mcp.CodeUnavailable, "Service Unavailable: the OpenAPI document is not loaded yet").WithStatus(http.StatusServiceUnavailable)
+	}
+	return c, nil
+}
+
+type listResult struct {
+	Tools      []*toolgen.Tool `json:"tools"`
+	NextCursor string          `json:"nextCursor,omitempty"`
+	mcp.ResultMeta
+}
+
+func (f *Feature) list(r *mcp.Request) (any, error) {
+	var p mcp.ListParams
+	if err := mcp.DecodeParams(r, &p); err != nil {
+		return nil, err
+	}
+	c, err := f.catalog()
+	if err != nil {
+		return nil, err
+	}
+	all := c.Tools.Tools()
+	start := 0
+	if p.Cursor != nil {
+		if start, err = mcp.DecodeCursor(*p.Cursor, c.tag, len(all)); err != nil {
+			return nil, err
+		}
+	}
+	end := min(start+f.cfg.PageSize, len(all))
+	res := &listResult{Tools: all[start:end], ResultMeta: r.StampResult(true)}
+	if end < len(all) {
+		res.NextCursor = mcp.EncodeCursor(c.tag, end)
+	}
+	return res, nil
+}
+
+// toolSetTag fingerprints a tool set by its names, in order.
+func toolSetTag(set *toolgen.Set) string {
+	h := fnv.New64a()
+	if set != nil {
+		for _, t := range set.Tools() {
+			h.Write([]byte(t.Name))
+			h.Write([]byte{0})
+		}
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// call runs one tools/call. Its result is a *mcp.PooledResult: the
+// transport releases it once the response is written.
+func (f *Feature) call(r *mcp.Request) (any, error) {
+	name, args := r.Meta.Name, r.Meta.Arguments
+	if !r.Meta.OK {
+		var p struct {
+			Name      *string         `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := mcp.DecodeParams(r, &p); err != nil {
+			return nil, err
+		}
+		name, args = p.Name, p.Arguments
+	}
+	if name == nil || *name == "" {
+		return nil, mcp.InvalidParams("Invalid params for tools/call: name is required")
+	}
+	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
+		return nil, mcp.InvalidParams("Invalid params for tools/call: arguments must be an object")
+	}
+	c, err := f.catalog()
+	if err != nil {
+		return nil, err
+	}
+	tool, ok := c.Tools.Lookup(*name)
+	if !ok {
+		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
+	}
+	if res := f.checkQuota(r); res != nil {
+		res.ResultMeta = r.StampResult(false)
+		return mcp.Pooled(res), nil
+	}
+	debug := r.Enabled(mcp.LevelDebug)
+	if debug {
+		method, path := tool.Route()
+		r.Log(mcp.LevelDebug, map[string]any{"message": "calling backend", "tool": tool.Name, "request": method + " " + path})
+	}
+	start := time.Now()
+	// Observing the exchange costs a little; do it only for a client that
+	// wants progress or debug messages.
+	var observe call.Observer
+	if debug || r.WantsProgress() {
+		observe = func(pr call.Progress) {
+			switch pr.Stage {
+			case call.StageSent:
+				r.Progress(int(pr.Stage), call.StageCount, "request sent to the backend")
+			case call.StageAnswered:
+				msg := fmt.Sprintf("backend answered %d %s", pr.Status, http.StatusText(pr.Status))
+				r.Progress(int(pr.Stage), call.StageCount, msg)
+				if debug {
+					r.Log(mcp.LevelDebug, map[string]any{"message": msg, "tool": tool.Name, "status": pr.Status,
+						"elapsedMs": time.Since(start).Milliseconds()})
+				}
+			case call.StageMapped:
+				r.Progress(int(pr.Stage), call.StageCount, "response read")
+			}
+		}
+	}
+	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	defer cancel()
+	res := c.Caller.CallPooled(ctx, tool, args, observe)
+	if mcp.Cancelled(ctx, call.ErrTimeout) {
+		res.Release()
+		f.calls.WithLabelValues("cancelled").Inc()
+		return nil, mcp.ErrCancelled
+	}
+	if res == nil {
+		return nil, fmt.Errorf("caller returned no result for %s", tool.Name)
+	}
+	if res.IsError() {
+		f.calls.WithLabelValues("tool_error").Inc()
+		if r.Enabled(mcp.LevelWarning) {
+			r.Log(mcp.LevelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name,
+				"elapsedMs": time.Since(start).Milliseconds(), "error": res.Copy().FirstText()})
+		}
+	} else {
+		f.calls.WithLabelValues("ok").Inc()
+		if debug {
+			r.Log(mcp.LevelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": time.Since(start).Milliseconds()})
+		}
+	}
+	res.SetMeta(r.StampResult(false))
+	return res, nil
+}
+
+// checkQuota applies the tool-call limit; a denial is a tool result the
+// model can act on (wait and retry), not a protocol error.
+func (f *Feature) checkQuota(r *mcp.Request) *mcp.CallToolResult {
+	limit := f.cfg.CallLimit
+	if limit.Unlimited() {
+		return nil
+	}
+	d, err := f.limiter.Allow(r.Ctx, r.QuotaKey(), limit)
+	if err != nil {
+		f.log.Warn("rate limiter unavailable; letting the call through", "err", err)
+		return nil
+	}
+	if d.Allowed {
+		return nil
+	}
+	wait := max(d.RetryAfter.Round(100*time.Millisecond), 100*time.Millisecond)
+	r.Log(mcp.LevelWarning, map[string]any{"message": "rate limit exceeded", "retryAfterMs": wait.Milliseconds()})
+	return mcp.ErrorResult(fmt.Sprintf("rate limit exceeded: at most %g tool calls per second (burst %d); retry in %s",
+		limit.Rate, limit.Burst, wait))
+}

@@ -1,0 +1,509 @@
+package call
+
+// The call path: tools/call arguments → one validated REST request → one
+// CallToolResult.
+//
+// A call goes through these steps, and only the last two touch the network:
+//
+//  1. decode the arguments (a JSON object; empty or null means {}) and
+//     reject names the tool does not declare;
+//  2. serialize each argument into its place (path, query, header, cookie,
+//     body) following the parameter's style and the body's media type;
+//  3. validate the request before sending it. Parameters and JSON, text and
+//     octet-stream bodies are validated on the wire by openapi3filter against
+//     a route built from the binding (no router lookup). Where kin-openapi
+//     cannot decode a serialization back (form and multipart bodies, a few
+//     style/type combinations) the argument's JSON value is validated against
+//     the same schema instead. Either way a failure becomes an isError result
+//     that names the argument;
+//  4. add the configured backend credentials (never anything from the MCP
+//     client: the Caller is given no incoming request, only arguments);
+//  5. send it with the caller's context and a per-operation timeout, then map
+//     the response (response.go).
+//
+// Everything that depends only on the binding (path template, serialization
+// methods, credential placement, Accept header, validation route) is worked
+// out once per binding and cached in a callPlan (call_plan.go).
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+)
+
+const (
+	defaultCallTimeout      = 30 * time.Second
+	defaultMaxResponseBytes = 10 << 20
+	// maxOperationTimeout bounds x-mcp-timeout: the document comes from the
+	// backend, and one operation must not be able to hold calls for hours.
+	maxOperationTimeout = time.Hour
+	maxRedirects        = 10
+	// timeoutExtension is the operation extension that overrides
+	// Config.Timeout for one operation, in seconds.
+	timeoutExtension = "x-mcp-timeout"
+)
+
+// Caller sends tools/call requests to the backend a Document describes.
+// It is safe for concurrent use; create one per loaded document.
+//
+// The Caller only ever sees tool arguments, never the incoming MCP request, so
+// the MCP client's own Authorization header (or any other of its headers)
+// cannot reach the backend: the only credentials sent are those in
+// Config. Keep it that way — do not add a way to pass incoming headers.
+type Caller struct {
+	doc      *openapi.Document
+	base     *url.URL // scheme and host; Path/RawPath without a trailing slash
+	client   *http.Client
+	timeout  time.Duration
+	maxBytes int64
+	headers  http.Header // static headers, canonical names
+	host     string      // static "Host" header, if configured
+	apiKeys  map[string]string
+	bearer   string
+	always   bool
+
+	validation openapi3filter.Options
+	plans      sync.Map // *toolgen.Binding → *planEntry
+}
+
+// NewCaller validates cfg against doc once and returns a Caller. Errors name
+// the setting that is wrong.
+func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
+	if doc == nil || doc.T == nil {
+		return nil, errors.New("toolgen: NewCaller needs a loaded document")
+	}
+	c := &Caller{
+		doc:      doc,
+		timeout:  cfg.Timeout,
+		maxBytes: cfg.MaxResponseBytes,
+		bearer:   cfg.BearerToken,
+		always:   cfg.BearerAlways,
+	}
+	switch {
+	case c.timeout == 0:
+		c.timeout = defaultCallTimeout
+	case c.timeout < 0:
+		return nil, fmt.Errorf("toolgen: Timeout must not be negative, got %s", cfg.Timeout)
+	}
+	switch {
+	case c.maxBytes == 0:
+		c.maxBytes = defaultMaxResponseBytes
+	case c.maxBytes < 0:
+		return nil, fmt.Errorf("toolgen: MaxResponseBytes must not be negative, got %d", cfg.MaxResponseBytes)
+	}
+	base, err := resolveBaseURL(doc, cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
+	}
+	c.base = base
+	if c.headers, c.host, err = staticHeaders(cfg.Headers); err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
+	}
+	if c.apiKeys, err = checkAPIKeys(doc.T, cfg.APIKeys); err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
+	}
+	if strings.ContainsFunc(cfg.BearerToken, isHeaderControl) {
+		return nil, errors.New("toolgen: BearerToken contains control characters")
+	}
+	if err := checkTimeoutExtensions(doc.T); err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
+	}
+
+	transport := cfg.Transport
+	if transport == nil {
+		transport = sharedTransport()
+	}
+	c.client = &http.Client{Transport: transport, CheckRedirect: checkRedirect}
+	c.validation = openapi3filter.Options{
+		// We send exactly what the model asked for; the backend applies its
+		// own defaults. Setting them here would also re-encode the body.
+		SkipSettingDefaults: true,
+		// Credentials come from configuration and are added after
+		// validation; the plan's route carries no security requirement.
+		AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		// The first problem is enough for the model to fix its call, and
+		// stopping there keeps validation cheap.
+		MultiError: false,
+		// Responses are mapped, not validated (see response.go).
+		ExcludeResponseBody: true,
+	}
+	return c, nil
+}
+
+// sharedTransport is the backend transport used when Config.Transport is
+// nil. It is shared by every Caller so that replacing a Caller after the
+// document changes keeps the pooled connections.
+var sharedTransport = sync.OnceValue(NewTransport)
+
+// NewTransport returns a transport with the settings the call path uses for
+// backends: keep-alive pools sized for many concurrent calls, bounded dial,
+// TLS handshake and header sizes. Benchmarks use it to compare like with like.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+}
+
+// errTooManyRedirects stops a redirect loop on the backend's own host.
+var errTooManyRedirects = errors.New("too many redirects")
+
+// checkRedirect follows redirects on the backend's host only. A redirect to
+// another host (or from https down to http) is not followed: the backend's
+// credentials would go with it. The 3xx response is then mapped as an error.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return errTooManyRedirects
+	}
+	first := via[0].URL
+	if !strings.EqualFold(req.URL.Host, first.Host) || (first.Scheme == "https" && req.URL.Scheme != "https") {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// Call validates args against the tool's operation, calls the backend and
+// maps its response. It always returns a result: problems with the arguments,
+// the backend or its response are isError results whose text a model can act
+// on. When ctx is cancelled the result says so; the gateway decides whether
+// to send it.
+//
+// The backend call is bounded by Config.Timeout, or by the operation's
+// x-mcp-timeout extension when present: a positive number of seconds (at
+// most 3600), e.g. `x-mcp-timeout: 120` for a slow report, which may be
+// longer or shorter than the configured timeout. ctx bounds it too, and
+// cancelling ctx aborts the backend request.
+//
+// Call's result shares no memory with anything: it may be kept. The hot
+// path uses CallPooled.
+func (c *Caller) Call(ctx context.Context, t *toolgen.Tool, args json.RawMessage) *mcp.CallToolResult {
+	return c.CallPooled(ctx, t, args, nil).Detach()
+}
+
+// ErrTimeout is the cause of a call's context (context.Cause) when the
+// operation's timeout passed.
+var ErrTimeout = errors.New("the operation's timeout passed")
+
+// Timeout is how long a call of t may take: the operation's own timeout or
+// the Caller's default. A caller that wants the call's context in hand (to
+// cancel it from elsewhere) makes it with this timeout and ErrTimeout as its
+// cause; CallPooled then adds no context of its own.
+func (c *Caller) Timeout(t *toolgen.Tool) time.Duration {
+	if t == nil || t.Binding == nil {
+		return c.timeout
+	}
+	p, err := c.plan(t.Binding)
+	if err != nil {
+		return c.timeout
+	}
+	return p.timeout
+}
+
+// CallPooled is Call for the hot path: it reports the stages of the
+// backend exchange to observe (which may be nil) as they happen, on the
+// calling goroutine, and its result may view a pooled buffer (the backend's
+// body) instead of copying it. Release the result once its response is
+// written; anything kept longer must be a Copy.
+func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawMessage, observe Observer) *mcp.PooledResult {
+	if observe == nil {
+		observe = func(Progress) {}
+	}
+	if t == nil || t.Binding == nil {
+		return mcp.Pooled(mcp.ErrorResult("this tool is not bound to a backend operation"))
+	}
+	if ctx.Err() != nil {
+		return mcp.Pooled(mcp.ErrorResult(cancelledMessage(ctx)))
+	}
+	p, err := c.plan(t.Binding)
+	if err != nil {
+		return mcp.Pooled(mcp.ErrorResult(fmt.Sprintf("tool %q cannot be called: %v", t.Name, err)))
+	}
+	in, aerr := p.decodeArgs(args)
+	if aerr != nil {
+		return mcp.Pooled(aerr.result())
+	}
+
+	// The operation's timeout bounds the call, unless the caller's own
+	// deadline comes first (a caller that made its context with Timeout).
+	callCtx := ctx
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > p.timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, p.timeout, ErrTimeout)
+		defer cancel()
+	}
+	req, publicURL, aerr := c.buildRequest(callCtx, p, in)
+	if aerr != nil {
+		return mcp.Pooled(aerr.result())
+	}
+	observe(Progress{Stage: StageSent})
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return mcp.Pooled(c.transportFailure(ctx, callCtx, p, err))
+	}
+	defer resp.Body.Close()
+	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
+	res, err := c.mapResponse(p, req.Method, publicURL, resp)
+	if err != nil {
+		return mcp.Pooled(c.transportFailure(ctx, callCtx, p, err))
+	}
+	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
+	return res
+}
+
+// buildRequest turns decoded arguments into a validated backend request. The
+// returned URL is the request URL before credentials were added; it is the
+// only form of the URL that may appear in a result.
+func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]json.RawMessage) (*http.Request, string, *argError) {
+	parts, aerr := p.serialize(in)
+	if aerr != nil {
+		return nil, "", aerr
+	}
+	u := &url.URL{
+		Scheme:   c.base.Scheme,
+		Host:     c.base.Host,
+		Path:     c.base.Path + parts.path,
+		RawPath:  c.base.EscapedPath() + parts.rawPath,
+		RawQuery: parts.query,
+	}
+	req, err := http.NewRequestWithContext(ctx, p.method, "", nil)
+	if err != nil {
+		// Only an invalid method gets here, and the plan checked it.
+		return nil, "", &argError{msg: "the request could not be built"}
+	}
+	req.URL = u
+	req.Host = u.Host
+	if parts.body != nil {
+		setBody(req, parts.body)
+		req.Header.Set("Content-Type", parts.contentType)
+	}
+	for _, h := range parts.headers {
+		req.Header[h.k] = append(req.Header[h.k], h.v)
+	}
+	if parts.cookie != "" {
+		req.Header.Set("Cookie", parts.cookie)
+	}
+	req.Header.Set("Accept", p.accept)
+
+	if aerr := c.validate(ctx, p, req, parts, in); aerr != nil {
+		return nil, "", aerr
+	}
+	publicURL := u.String()
+	c.addStaticHeaders(req)
+	p.creds.apply(req)
+	return req, publicURL, nil
+}
+
+// transportFailure explains a failed round trip in one line. It never shows
+// Go error text: that carries internal addresses and library internals.
+func (c *Caller) transportFailure(parent, callCtx context.Context, p *callPlan, err error) *mcp.CallToolResult {
+	switch {
+	case errors.Is(context.Cause(callCtx), ErrTimeout):
+		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
+	case parent.Err() != nil:
+		return mcp.ErrorResult(cancelledMessage(parent))
+	case errors.Is(err, context.DeadlineExceeded) || callCtx.Err() != nil:
+		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
+	}
+	return mcp.ErrorResult("backend unreachable: " + describeNetError(err))
+}
+
+// cancelledMessage explains why the caller's context ended: cancelled, or
+// its own deadline (not the per-operation timeout) passed.
+func cancelledMessage(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the call ran out of time before the backend answered"
+	}
+	return "the call was cancelled"
+}
+
+// describeNetError names the kind of network failure without details.
+func describeNetError(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, errTooManyRedirects):
+		return "too many redirects"
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return "host not found"
+		}
+		return "DNS lookup failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the backend"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return "host unreachable"
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "network unreachable"
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
+		return "TLS certificate not trusted"
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, &recordErr):
+		return "TLS handshake failed (is the backend speaking plain HTTP?)"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed by the backend"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "connection timed out"
+	}
+	return "request failed"
+}
+
+// resolveBaseURL picks the backend base URL: the configured one, else the
+// document's first server with its variables' defaults, resolved against the
+// document's location when relative.
+func resolveBaseURL(doc *openapi.Document, configured string) (*url.URL, error) {
+	setting := "BaseURL"
+	raw := configured
+	if raw == "" {
+		if len(doc.T.Servers) == 0 || doc.T.Servers[0] == nil {
+			raw = "/"
+		} else {
+			raw = expandServerURL(doc.T.Servers[0])
+		}
+		setting = fmt.Sprintf("document server URL %q", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid URL", setting)
+	}
+	if !u.IsAbs() && configured == "" {
+		loc, lerr := url.Parse(doc.Location)
+		if lerr != nil || (loc.Scheme != "http" && loc.Scheme != "https") {
+			return nil, fmt.Errorf("%s is relative and the document was not loaded from an http(s) URL; set BaseURL", setting)
+		}
+		u = loc.ResolveReference(u)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%s must be an absolute http or https URL", setting)
+	case u.Host == "":
+		return nil, fmt.Errorf("%s has no host", setting)
+	case u.User != nil:
+		return nil, fmt.Errorf("%s must not contain credentials; use Headers or APIKeys", setting)
+	case u.RawQuery != "" || u.ForceQuery:
+		return nil, fmt.Errorf("%s must not have a query", setting)
+	case u.Fragment != "":
+		return nil, fmt.Errorf("%s must not have a fragment", setting)
+	}
+	base := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	// Keep the base path's own escaping, without the trailing slash: the
+	// operation's path template starts with one.
+	base.Path = strings.TrimRight(u.Path, "/")
+	base.RawPath = strings.TrimRight(u.EscapedPath(), "/")
+	if base.RawPath == base.Path {
+		base.RawPath = ""
+	}
+	return base, nil
+}
+
+// expandServerURL substitutes the defaults of a server's variables.
+func expandServerURL(s *openapi3.Server) string {
+	out := s.URL
+	for name, v := range s.Variables {
+		if v != nil {
+			out = strings.ReplaceAll(out, "{"+name+"}", v.Default)
+		}
+	}
+	return out
+}
+
+// checkTimeoutExtensions rejects an x-mcp-timeout that is not a usable
+// number of seconds, naming the operation.
+func checkTimeoutExtensions(doc *openapi3.T) error {
+	if doc.Paths == nil {
+		return nil
+	}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		if item == nil {
+			continue
+		}
+		for method, op := range item.Operations() {
+			if _, err := operationTimeout(op, 0); err != nil {
+				return fmt.Errorf("%s of %s %s: %w", timeoutExtension, method, path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// operationTimeout reads the x-mcp-timeout extension: a positive number of
+// seconds (fractions allowed) or a string holding one ("2.5") or a Go
+// duration ("90s"). Without it the timeout is def.
+func operationTimeout(op *openapi3.Operation, def time.Duration) (time.Duration, error) {
+	v, ok := op.Extensions[timeoutExtension]
+	if !ok || v == nil {
+		return def, nil
+	}
+	var d time.Duration
+	secs := math.NaN()
+	switch x := v.(type) {
+	case float64:
+		secs = x
+	case int:
+		secs = float64(x)
+	case int64:
+		secs = float64(x)
+	case uint64:
+		secs = float64(x)
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return 0, fmt.Errorf("must be a number of seconds, got %q", x)
+		}
+		secs = f
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+			secs = f
+		} else if pd, err := time.ParseDuration(strings.TrimSpace(x)); err == nil {
+			d = pd
+		} else {
+			return 0, fmt.Errorf("must be a number of seconds, got %q", x)
+		}
+	default:
+		return 0, fmt.Errorf("must be a number of seconds, got %v", v)
+	}
+	if !math.IsNaN(secs) {
+		if math.IsInf(secs, 0) || secs > maxOperationTimeout.Seconds() {
+			return 0, fmt.Errorf("must be more than 0 and at most %d seconds, got %v", int(maxOperationTimeout/time.Second), v)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d <= 0 || d > maxOperationTimeout {
+		return 0, fmt.Errorf("must be more than 0 and at most %d seconds, got %v", int(maxOperationTimeout/time.Second), v)
+	}
+	return d, nil
+}

@@ -1,0 +1,227 @@
+package call
+
+// Backend credentials. They come only from Config: static Headers on
+// every request, APIKeys placed where their apiKey security scheme says, and
+// BearerToken for http bearer, oauth2 and openIdConnect schemes. The MCP
+// client's own credentials are never forwarded: Call receives arguments, not
+// the incoming request, and arguments cannot set a header, query parameter
+// or cookie that a credential occupies (such parameters are dropped, and
+// credentials are added after everything else).
+//
+// For each operation the first alternative of its security requirement
+// whose schemes can all be satisfied from configuration is used; when none
+// can, no scheme credential is sent and the backend's 401 explains why.
+// Other schemes (http basic, mutualTLS) can be served with a static header.
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// credential is one value placed in the request.
+type credential struct {
+	in    string // header, query or cookie
+	name  string // canonical for headers
+	value string
+}
+
+type credentialSet []credential
+
+// occupies reports whether a credential uses this parameter's place.
+func (cs credentialSet) occupies(in, name string) bool {
+	for _, c := range cs {
+		switch {
+		case c.in != in:
+		case in == openapi3.ParameterInHeader && strings.EqualFold(c.name, name):
+			return true
+		case c.name == name:
+			return true
+		}
+	}
+	return false
+}
+
+// apply adds the credentials, replacing any value already there.
+func (cs credentialSet) apply(req *http.Request) {
+	for _, c := range cs {
+		switch c.in {
+		case openapi3.ParameterInHeader:
+			req.Header.Set(c.name, c.value)
+		case openapi3.ParameterInQuery:
+			pair := escapeQueryValue(c.name) + "=" + escapeQueryValue(c.value)
+			if req.URL.RawQuery == "" {
+				req.URL.RawQuery = pair
+			} else {
+				req.URL.RawQuery += "&" + pair
+			}
+		case openapi3.ParameterInCookie:
+			pair := escapeCookie(c.name) + "=" + escapeCookie(c.value)
+			if existing := req.Header.Get("Cookie"); existing != "" {
+				pair = existing + "; " + pair
+			}
+			req.Header.Set("Cookie", pair)
+		}
+	}
+}
+
+// credentialsFor picks the credentials for a security requirement.
+func (c *Caller) credentialsFor(reqs openapi3.SecurityRequirements) credentialSet {
+	if len(reqs) == 0 {
+		if c.always && c.bearer != "" {
+			return credentialSet{c.bearerCredential()}
+		}
+		return nil
+	}
+	for _, alt := range reqs {
+		if creds, ok := c.satisfy(alt); ok && len(creds) > 0 {
+			return creds
+		}
+	}
+	return nil
+}
+
+func (c *Caller) bearerCredential() credential {
+	return credential{in: openapi3.ParameterInHeader, name: "Authorization", value: "Bearer " + c.bearer}
+}
+
+// satisfy returns the credentials for every scheme of one alternative, or
+// false when one of them is not configured.
+func (c *Caller) satisfy(alt openapi3.SecurityRequirement) (credentialSet, bool) {
+	names := make([]string, 0, len(alt))
+	for name := range alt {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var creds credentialSet
+	for _, name := range names {
+		scheme := c.securityScheme(name)
+		if scheme == nil {
+			return nil, false
+		}
+		switch strings.ToLower(scheme.Type) {
+		case "apikey":
+			key, ok := c.apiKeys[name]
+			if !ok {
+				return nil, false
+			}
+			in := strings.ToLower(scheme.In)
+			cname := scheme.Name
+			if in == openapi3.ParameterInHeader {
+				cname = http.CanonicalHeaderKey(cname)
+			}
+			creds = append(creds, credential{in: in, name: cname, value: key})
+		case "http":
+			if !strings.EqualFold(scheme.Scheme, "bearer") || c.bearer == "" {
+				return nil, false
+			}
+			creds = append(creds, c.bearerCredential())
+		case "oauth2", "openidconnect":
+			if c.bearer == "" {
+				return nil, false
+			}
+			creds = append(creds, c.bearerCredential())
+		default:
+			return nil, false
+		}
+	}
+	return creds, true
+}
+
+func (c *Caller) securityScheme(name string) *openapi3.SecurityScheme {
+	comps := c.doc.T.Components
+	if comps == nil {
+		return nil
+	}
+	ref := comps.SecuritySchemes[name]
+	if ref == nil {
+		return nil
+	}
+	return ref.Value
+}
+
+// checkAPIKeys checks that every configured key names an apiKey scheme.
+func checkAPIKeys(doc *openapi3.T, keys map[string]string) (map[string]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var schemes openapi3.SecuritySchemes
+	if doc.Components != nil {
+		schemes = doc.Components.SecuritySchemes
+	}
+	out := make(map[string]string, len(keys))
+	for name, value := range keys {
+		ref := schemes[name]
+		if ref == nil || ref.Value == nil {
+			return nil, fmt.Errorf("APIKeys[%q]: the document declares no security scheme %q", name, name)
+		}
+		s := ref.Value
+		if !strings.EqualFold(s.Type, "apiKey") {
+			return nil, fmt.Errorf("APIKeys[%q]: security scheme %q has type %q, not apiKey", name, name, s.Type)
+		}
+		switch strings.ToLower(s.In) {
+		case openapi3.ParameterInHeader, openapi3.ParameterInQuery, openapi3.ParameterInCookie:
+		default:
+			return nil, fmt.Errorf("APIKeys[%q]: security scheme %q is placed in %q, not header, query or cookie", name, name, s.In)
+		}
+		if s.Name == "" {
+			return nil, fmt.Errorf("APIKeys[%q]: security scheme %q names no %s", name, name, s.In)
+		}
+		if value == "" {
+			return nil, fmt.Errorf("APIKeys[%q] is empty", name)
+		}
+		if strings.ContainsFunc(value, isHeaderControl) {
+			return nil, fmt.Errorf("APIKeys[%q] contains control characters", name)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+// staticHeaders validates Config.Headers. A "Host" entry sets the
+// request's Host instead of a header.
+func staticHeaders(cfg map[string]string) (http.Header, string, error) {
+	if len(cfg) == 0 {
+		return nil, "", nil
+	}
+	h := make(http.Header, len(cfg))
+	host := ""
+	for name, value := range cfg {
+		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return !isTokenChar(r) }) {
+			return nil, "", fmt.Errorf("Headers[%q]: not a valid header name", name)
+		}
+		if strings.ContainsFunc(value, isHeaderControl) {
+			return nil, "", fmt.Errorf("Headers[%q]: the value contains control characters", name)
+		}
+		key := http.CanonicalHeaderKey(name)
+		switch key {
+		case "Host":
+			host = value
+			continue
+		case "Content-Length", "Transfer-Encoding", "Connection", "Te", "Upgrade", "Trailer":
+			return nil, "", fmt.Errorf("Headers[%q]: this header is managed by the HTTP client", name)
+		}
+		h[key] = []string{value}
+	}
+	return h, host, nil
+}
+
+// addStaticHeaders sets the configured headers, replacing argument values
+// of the same name; a static Cookie is added to the argument cookies.
+func (c *Caller) addStaticHeaders(req *http.Request) {
+	for k, v := range c.headers {
+		if k == "Cookie" {
+			if existing := req.Header.Get("Cookie"); existing != "" {
+				req.Header.Set("Cookie", existing+"; "+v[0])
+				continue
+			}
+		}
+		req.Header[k] = v
+	}
+	if c.host != "" {
+		req.Host = c.host
+	}
+}
