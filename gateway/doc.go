@@ -14,11 +14,20 @@
 //   - session (2025-03-26, 2025-06-18, 2025-11-25): initialize mints a session
 //     id; every later request names it in Mcp-Session-Id.
 //
-// The transport builds one request value (version, client capabilities,
-// optional session, a sink for notifications, a context that cancels) and
-// dispatches it through a table (dispatch.go). Method handlers (handlers.go)
-// never look at the transport: where eras differ in meaning, the request
-// value carries the difference.
+// The transport builds one request value (mcp.Request: version, client
+// capabilities, principal, optional session, a sink for notifications, a
+// context that cancels) and dispatches it through the Server's method table
+// (dispatch.go), where every request first passes the middleware chain
+// (Deps.Middleware). Handlers never look at the transport: where eras
+// differ in meaning, the request value carries the difference. The server
+// answers the session plumbing itself (session.go: initialize, ping,
+// logging/setLevel, server/discover); the MCP features are packages of their
+// own that register their methods (gateway/tools, gateway/resources,
+// gateway/prompts, gateway/completion).
+//
+// Transport steps return errors; errors.go's translate is the one place
+// that turns an error into an HTTP status and JSON-RPC error, and logs the
+// ones whose text the client must not see.
 //
 // # State
 //
@@ -26,6 +35,6 @@
 // hints travel over a pubsub.Bus. With the memory implementations the gateway
 // is a single replica; with the Redis ones any replica answers any session.
 //
-// The package may import openapi, toolgen, sessions, pubsub and quota; none
-// of them imports it.
+// It is the only package that imports the feature packages, and the only
+// place echo appears (http.go). No package it imports may import it.
 package gateway

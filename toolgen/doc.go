@@ -1,7 +1,9 @@
-// Package toolgen turns the operations of an OpenAPI document into MCP tools
-// (Generate, Set, Print) and calls them (Caller): it builds and validates the
-// REST request from a tool's arguments and maps the response to a tool
-// result. It imports only the openapi package of the gateway.
+// Package toolgen turns the operations of an OpenAPI document into MCP tool
+// definitions (Generate, Set, Print): names, descriptions, annotations and
+// input/output schemas, plus the Binding of each tool's arguments to the
+// parts of its HTTP request, which the REST call path (toolgen/call) reads.
+// It does no HTTP. It imports only the openapi and internal/jsonlex packages
+// of the gateway; never toolgen/call or anything under gateway.
 //
 // # Which operations
 //

@@ -1,6 +1,6 @@
 // Package payload is the JSON the benchmark's backend serves, shared by the
 // harness (which builds it) and the SDK server (whose typed tool output
-// decodes it).
+// decodes it). It imports no project package.
 package payload
 
 // Item is one entry of the list.

@@ -7,6 +7,8 @@
 //	sdkserver -backend http://127.0.0.1:PORT
 //
 // It listens on a free loopback port and prints "listening http://ADDR/mcp".
+// It imports only bench/payload and toolgen/call (for the same backend
+// transport settings) of the gateway: it must stay what a user would write.
 package main
 
 import (

@@ -1,5 +1,9 @@
 // Command mcp-gateway serves MCP in front of a REST backend described by an
 // OpenAPI document. See README.md for usage.
+//
+// It is the only package that reads flags, environment and files
+// (config.go) and the one that wires the parts together (run.go); nothing
+// imports it.
 package main
 
 import (
