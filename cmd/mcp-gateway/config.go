@@ -63,6 +63,9 @@ type config struct {
 	BackendBearerToken  string
 	BackendBearerFile   string
 	BackendBearerAlways bool
+
+	// YAML-only list settings (config_lists.go).
+	Operations []operationSetting
 }
 
 // option is one configuration key. raw values are strings from flags and
@@ -278,6 +281,19 @@ func applyYAML(c *config, file string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if j := slices.IndexFunc(listOptions, func(o listOption) bool { return o.key == k }); j >= 0 {
+			if doc[k] == nil {
+				continue
+			}
+			if err := listOptions[j].set(c, doc[k]); err != nil {
+				var pe *pathError
+				if errors.As(err, &pe) {
+					return &configError{key: pe.path, source: file, reason: pe.reason}
+				}
+				return &configError{key: k, source: file, reason: err.Error()}
+			}
+			continue
+		}
 		i := slices.IndexFunc(options, func(o option) bool { return o.key == k && !o.noYAML })
 		if i < 0 {
 			return &configError{key: k, source: file, reason: "unknown key"}
@@ -304,8 +320,8 @@ func scalar(raw any) (string, error) {
 	return "", fmt.Errorf("must be a single value, not %T", raw)
 }
 
-func str(field func(*config) *string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func str[C any](field func(*C) *string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -315,8 +331,8 @@ func str(field func(*config) *string) func(*config, any) error {
 	}
 }
 
-func urlValue(field func(*config) *string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func urlValue[C any](field func(*C) *string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -332,8 +348,8 @@ func urlValue(field func(*config) *string) func(*config, any) error {
 	}
 }
 
-func hostPort(field func(*config) *string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func hostPort[C any](field func(*C) *string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -346,8 +362,8 @@ func hostPort(field func(*config) *string) func(*config, any) error {
 	}
 }
 
-func path(field func(*config) *string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func path[C any](field func(*C) *string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -360,8 +376,8 @@ func path(field func(*config) *string) func(*config, any) error {
 	}
 }
 
-func boolean(field func(*config) *bool) func(*config, any) error {
-	return func(c *config, raw any) error {
+func boolean[C any](field func(*C) *bool) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -375,8 +391,8 @@ func boolean(field func(*config) *bool) func(*config, any) error {
 	}
 }
 
-func duration(field func(*config) *time.Duration) func(*config, any) error {
-	return func(c *config, raw any) error {
+func duration[C any](field func(*C) *time.Duration) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -390,8 +406,8 @@ func duration(field func(*config) *time.Duration) func(*config, any) error {
 	}
 }
 
-func positiveInt(field func(*config) *int) func(*config, any) error {
-	return func(c *config, raw any) error {
+func positiveInt[C any](field func(*C) *int) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -405,8 +421,8 @@ func positiveInt(field func(*config) *int) func(*config, any) error {
 	}
 }
 
-func nonNegativeFloat(field func(*config) *float64) func(*config, any) error {
-	return func(c *config, raw any) error {
+func nonNegativeFloat[C any](field func(*C) *float64) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -422,12 +438,12 @@ func nonNegativeFloat(field func(*config) *float64) func(*config, any) error {
 
 // size parses byte sizes: 1048576, 512KiB, 4MiB, 1GiB (also KB/MB/GB as
 // powers of 1000).
-func size(field func(*config) *int64) func(*config, any) error {
+func size[C any](field func(*C) *int64) func(*C, any) error {
 	units := []struct {
 		suffix string
 		mult   int64
 	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}}
-	return func(c *config, raw any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -448,8 +464,8 @@ func size(field func(*config) *int64) func(*config, any) error {
 	}
 }
 
-func oneOf(allowed []string, field func(*config) *string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func oneOf[C any](allowed []string, field func(*C) *string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		s, err := scalar(raw)
 		if err != nil {
 			return err
@@ -473,8 +489,8 @@ func splitList(s string) []string {
 	return out
 }
 
-func list(field func(*config) *[]string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func list[C any](field func(*C) *[]string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		var out []string
 		switch v := raw.(type) {
 		case []any:
@@ -500,8 +516,8 @@ func list(field func(*config) *[]string) func(*config, any) error {
 // kv parses Name=value pairs. In flags and env they are comma-separated
 // with values URL-decoded (so a value can hold %2C for a comma), as in
 // OTEL_EXPORTER_OTLP_HEADERS; in YAML they are a map.
-func kv(field func(*config) *map[string]string) func(*config, any) error {
-	return func(c *config, raw any) error {
+func kv[C any](field func(*C) *map[string]string) func(*C, any) error {
+	return func(c *C, raw any) error {
 		out := map[string]string{}
 		switch v := raw.(type) {
 		case map[string]any:

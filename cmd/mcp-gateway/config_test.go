@@ -107,8 +107,58 @@ func TestEveryOptionIsDocumented(t *testing.T) {
 			require.Contains(t, string(example), "\n"+o.key+":", "example config lacks %s", o.key)
 		}
 	}
+	for _, o := range listOptions {
+		require.Contains(t, string(readme), "`"+o.key+"`", "README lacks the YAML key %s", o.key)
+		require.Contains(t, string(example), o.key+":", "example config lacks %s", o.key)
+	}
+	for _, f := range operationFields {
+		require.Contains(t, string(readme), "`"+f.key+"`", "README lacks operations[].%s", f.key)
+	}
 	// And the example config itself is valid (apart from the document path).
 	c, _, err := loadConfig("t", []string{"--config", "../../configs/gateway.example.yaml"}, env(nil), &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, "./openapi.yaml", c.OpenAPI)
+}
+
+func TestConfigOperationsFromTheFile(t *testing.T) {
+	file := writeFile(t, "demo: true\noperations:\n  - tool: getNote\n    backend_timeout: 5s\n  - tool: listNotes\n")
+	c, _, err := loadConfig("t", []string{"--config", file}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, []operationSetting{{Tool: "getNote", BackendTimeout: 5 * time.Second}, {Tool: "listNotes"}}, c.Operations)
+	timeouts, err := checkOperations(c, func(string) bool { return true })
+	require.NoError(t, err)
+	require.Equal(t, map[string]time.Duration{"getNote": 5 * time.Second}, timeouts)
+}
+
+// A list setting's errors name the key path of the item and field.
+func TestConfigListErrorsNameTheKeyPath(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"operations: {tool: a}", "operations (%s): must be a list of objects"},
+		{"operations: [getNote]", "operations[0] (%s): must be an object"},
+		{"operations: [{backend_timeout: 5s}]", "operations[0].tool (%s): required"},
+		{"operations: [{tool: a}, {tool: ''}]", "operations[1].tool (%s): required"},
+		{"operations: [{tool: a, timeout: 5s}]", "operations[0].timeout (%s): unknown key (known: tool, backend_timeout)"},
+		{"operations: [{tool: a}, {tool: b, backend_timeout: soon}]", `operations[1].backend_timeout (%s): must be a duration such as 30s or 5m, got "soon"`},
+		{"operations: [{tool: a, backend_timeout: 0s}]", "operations[0].backend_timeout (%s): must be more than 0"},
+		{"operations: [{tool: a}, {tool: a}]", `operations[1].tool (%s): "a" is already configured by operations[0]`},
+	} {
+		t.Run(tc.yaml, func(t *testing.T) {
+			file := writeFile(t, "demo: true\n"+tc.yaml+"\n")
+			_, _, err := loadConfig("t", []string{"--config", file}, env(nil), &bytes.Buffer{})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), strings.Replace(tc.want, "%s", file, 1))
+		})
+	}
+}
+
+// An operation the document does not have stops the gateway (and the tools
+// subcommand) with exit 2 and the key path.
+func TestConfigOperationsMustNameATool(t *testing.T) {
+	file := writeFile(t, "demo: true\noperations:\n  - tool: getNote\n  - tool: getNoot\n")
+	for _, args := range [][]string{{"--config", file, "--listen", "127.0.0.1:0"}, {"tools", "--config", file}} {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), args, &out, &errOut, env(nil))
+		require.Equal(t, exitConfig, code, errOut.String())
+		require.Contains(t, errOut.String(), `operations[1].tool (`+file+`): no tool named "getNoot"`)
+	}
 }

@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		var ce *configError
+		if errors.As(err, &ce) {
+			return exitConfig
+		}
 		return exitFailure
 	}
 
@@ -221,6 +225,10 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, err
 	}
+	timeouts, err := checkOperations(cfg, func(name string) bool { _, ok := set.Lookup(name); return ok })
+	if err != nil {
+		return nil, err
+	}
 	token := cfg.BackendBearerToken
 	if cfg.BackendBearerFile != "" {
 		b, err := os.ReadFile(cfg.BackendBearerFile)
@@ -232,6 +240,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	caller, err := call.NewCaller(doc, call.Config{
 		BaseURL:          upstream,
 		Timeout:          cfg.BackendTimeout,
+		ToolTimeouts:     timeouts,
 		MaxResponseBytes: cfg.BackendMaxResponse,
 		Headers:          cfg.BackendHeaders,
 		APIKeys:          cfg.BackendAPIKeys,
@@ -314,6 +323,10 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
 		return exitFailure
+	}
+	if _, err := checkOperations(cfg, func(name string) bool { _, ok := set.Lookup(name); return ok }); err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
+		return exitConfig
 	}
 	if err := toolgen.Print(stdout, set, format); err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)

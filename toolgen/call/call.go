@@ -75,6 +75,7 @@ type Caller struct {
 	base     *url.URL // scheme and host; Path/RawPath without a trailing slash
 	client   *http.Client
 	timeout  time.Duration
+	perTool  map[string]time.Duration // Config.ToolTimeouts
 	maxBytes int64
 	headers  http.Header // static headers, canonical names
 	host     string      // static "Host" header, if configured
@@ -105,6 +106,12 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 	case c.timeout < 0:
 		return nil, fmt.Errorf("toolgen: Timeout must not be negative, got %s", cfg.Timeout)
 	}
+	for name, d := range cfg.ToolTimeouts {
+		if d <= 0 {
+			return nil, fmt.Errorf("toolgen: ToolTimeouts[%q] must be positive, got %s", name, d)
+		}
+	}
+	c.perTool = cfg.ToolTimeouts
 	switch {
 	case c.maxBytes == 0:
 		c.maxBytes = defaultMaxResponseBytes
@@ -225,6 +232,15 @@ func (c *Caller) Timeout(t *toolgen.Tool) time.Duration {
 	if err != nil {
 		return c.timeout
 	}
+	return c.timeoutOf(t, p)
+}
+
+// timeoutOf is the tool's configured timeout, else its operation's (the
+// plan's: x-mcp-timeout or the default).
+func (c *Caller) timeoutOf(t *toolgen.Tool, p *callPlan) time.Duration {
+	if d, ok := c.perTool[t.Name]; ok {
+		return d
+	}
 	return p.timeout
 }
 
@@ -254,10 +270,11 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 
 	// The operation's timeout bounds the call, unless the caller's own
 	// deadline comes first (a caller that made its context with Timeout).
+	timeout := c.timeoutOf(t, p)
 	callCtx := ctx
-	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > p.timeout {
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
 		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeoutCause(ctx, p.timeout, ErrTimeout)
+		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
 		defer cancel()
 	}
 	req, publicURL, aerr := c.buildRequest(callCtx, p, in)
@@ -267,13 +284,13 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	observe(Progress{Stage: StageSent})
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, callCtx, p, err))
+		return mcp.Pooled(c.transportFailure(ctx, callCtx, timeout, err))
 	}
 	defer resp.Body.Close()
 	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
 	res, err := c.mapResponse(p, req.Method, publicURL, resp)
 	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, callCtx, p, err))
+		return mcp.Pooled(c.transportFailure(ctx, callCtx, timeout, err))
 	}
 	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
 	return res
@@ -324,14 +341,14 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 
 // transportFailure explains a failed round trip in one line. It never shows
 // Go error text: that carries internal addresses and library internals.
-func (c *Caller) transportFailure(parent, callCtx context.Context, p *callPlan, err error) *mcp.CallToolResult {
+func (c *Caller) transportFailure(parent, callCtx context.Context, timeout time.Duration, err error) *mcp.CallToolResult {
 	switch {
 	case errors.Is(context.Cause(callCtx), ErrTimeout):
-		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
+		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", timeout))
 	case parent.Err() != nil:
 		return mcp.ErrorResult(cancelledMessage(parent))
 	case errors.Is(err, context.DeadlineExceeded) || callCtx.Err() != nil:
-		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", p.timeout))
+		return mcp.ErrorResult(fmt.Sprintf("backend timed out after %s", timeout))
 	}
 	return mcp.ErrorResult("backend unreachable: " + describeNetError(err))
 }

@@ -53,23 +53,30 @@ func TestCallTimeouts(t *testing.T) {
 		name         string
 		path         string
 		timeout      time.Duration
+		perTool      map[string]time.Duration
 		writeHeaders bool
 		want         string
 	}{
-		{"waiting for headers", "/slow", 50 * time.Millisecond, false, "backend timed out after 50ms"},
-		{"reading the body", "/slow", 50 * time.Millisecond, true, "backend timed out after 50ms"},
-		{"x-mcp-timeout wins over the configured timeout", "/slow-ext", time.Hour, false, "backend timed out after 50ms"},
+		{"waiting for headers", "/slow", 50 * time.Millisecond, nil, false, "backend timed out after 50ms"},
+		{"reading the body", "/slow", 50 * time.Millisecond, nil, true, "backend timed out after 50ms"},
+		{"x-mcp-timeout wins over the configured timeout", "/slow-ext", time.Hour, nil, false, "backend timed out after 50ms"},
+		{"the tool's configured timeout wins over both", "/slow-ext", time.Hour, map[string]time.Duration{"slowExt": 70 * time.Millisecond}, false, "backend timed out after 70ms"},
+		{"a configured timeout for another tool changes nothing", "/slow", 50 * time.Millisecond, map[string]time.Duration{"slowExt": time.Hour}, false, "backend timed out after 50ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			backend, aborted := ctHangingBackend(t, c.writeHeaders)
-			caller := ctCaller(t, doc, Config{BaseURL: backend.URL, Timeout: c.timeout})
-			res := ctCall(t, caller, ctTool(t, doc, "GET", c.path), `{}`)
+			caller := ctCaller(t, doc, Config{BaseURL: backend.URL, Timeout: c.timeout, ToolTimeouts: c.perTool})
+			tool := ctTool(t, doc, "GET", c.path)
+			res := ctCall(t, caller, tool, `{}`)
 			require.True(t, res.IsError)
 			require.Equal(t, c.want, ctText(res))
+			require.Equal(t, strings.TrimPrefix(c.want, "backend timed out after "), caller.Timeout(tool).String())
 			<-aborted // the backend request was aborted, not left running
 		})
 	}
+	_, err := NewCaller(doc, Config{ToolTimeouts: map[string]time.Duration{"slow": 0}})
+	require.ErrorContains(t, err, `ToolTimeouts["slow"] must be positive`)
 }
 
 func TestCallCancelled(t *testing.T) {

@@ -13,6 +13,10 @@ type Config struct {
 	BaseURL string
 	// Timeout bounds one backend call. Zero means 30s.
 	Timeout time.Duration
+	// ToolTimeouts overrides Timeout, and the operation's x-mcp-timeout,
+	// for the tools it names (by tool name): the operator's word beats the
+	// document's. Each must be positive.
+	ToolTimeouts map[string]time.Duration
 	// MaxResponseBytes caps the backend response body read. Zero means 10 MiB.
 	MaxResponseBytes int64
 	// Headers are static headers sent on every backend request.

@@ -27,7 +27,7 @@ paths:
               schema: {type: object}
 `
 
-func TestCallObservedReportsStagesInOrder(t *testing.T) {
+func TestCallPooledReportsStagesInOrder(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":true}`))
