@@ -21,32 +21,47 @@ type method struct {
 	eras mcp.Era
 }
 
-// Handle adds a method to the table, wrapped in the server's middleware
-// chain (mcp.Router). Features call it from New; the table is read-only
-// once the server serves.
-func (s *Server) Handle(name string, eras mcp.Era, h mcp.Handler) {
+// handle adds a method to the table, wrapped in the server's middleware
+// chain. Only New registers (the server's own methods and, through router,
+// the features'), so the table is read-only once the server serves.
+func (s *Server) handle(name string, eras mcp.Era, h mcp.Handler) {
+	if _, dup := s.methods[name]; dup {
+		panic("gateway: method " + name + " registered twice")
+	}
 	s.methods[name] = method{handle: mcp.Chain(h, s.middleware...), eras: eras}
 }
+
+// router is the mcp.Router New hands the features: the table, without
+// making registration part of Server's API.
+type router struct{ s *Server }
+
+var _ mcp.Router = router{}
+
+func (r router) Handle(name string, eras mcp.Era, h mcp.Handler) { r.s.handle(name, eras, h) }
 
 // handleStream adds a method whose handler owns the HTTP exchange. The
 // middleware chain still sees the request: the stream starts only if the
 // chain lets it through to the admitting handler.
 func (s *Server) handleStream(name string, eras mcp.Era, stream func(*Server, http.ResponseWriter, *http.Request, *mcp.Request)) {
+	if _, dup := s.methods[name]; dup {
+		panic("gateway: method " + name + " registered twice")
+	}
 	s.methods[name] = method{handle: mcp.Chain(admitStream, s.middleware...), stream: stream, eras: eras}
 }
 
-// streamAdmitted is the outcome of a stream request the chain let through.
-type streamAdmitted struct{}
+// streamAdmitted is the outcome of a stream request the chain let through:
+// the request as the chain handed it to the handler.
+type streamAdmitted struct{ r *mcp.Request }
 
-func admitStream(*mcp.Request) (any, error) { return streamAdmitted{}, nil }
+func admitStream(r *mcp.Request) (any, error) { return streamAdmitted{r}, nil }
 
 // registerOwn adds the methods the server answers itself: the session and
 // discovery plumbing that belongs to no feature.
 func (s *Server) registerOwn() {
-	s.Handle("initialize", mcp.EraSession, s.initialize)
-	s.Handle("ping", mcp.EraSession, s.ping)
-	s.Handle("logging/setLevel", mcp.EraSession, s.setLogLevel)
-	s.Handle("server/discover", mcp.EraStateless, s.discover)
+	s.handle("initialize", mcp.EraSession, s.initialize)
+	s.handle("ping", mcp.EraSession, s.ping)
+	s.handle("logging/setLevel", mcp.EraSession, s.setLogLevel)
+	s.handle("server/discover", mcp.EraStateless, s.discover)
 	s.handleStream("subscriptions/listen", mcp.EraStateless, (*Server).listen)
 }
 
@@ -71,7 +86,7 @@ func methodNotFound(r *mcp.Request) (any, error) {
 
 // dispatch runs a handler (already inside the middleware chain) and hands
 // its outcome to the replier. All error mapping to JSON-RPC happens in
-// reportError.
+// translate.
 func (s *Server) dispatch(r *mcp.Request, h mcp.Handler, out replier) {
 	start := time.Now()
 	res, err := h(r)
@@ -85,7 +100,7 @@ func (s *Server) dispatch(r *mcp.Request, h mcp.Handler, out replier) {
 	}
 	if err != nil {
 		s.metrics.observe(s, r, "error", start)
-		out.finish(r.ID, nil, s.reportError(r.Ctx, r.Method, err))
+		out.finish(r.ID, nil, s.translate(r.Ctx, r.Method, err))
 		return
 	}
 	s.metrics.observe(s, r, "ok", start)

@@ -11,6 +11,9 @@ package gateway
 //	sessions.ErrUnavailable      503, -32003 session store unavailable (logged)
 //	errBusUnavailable            503, -32003 message bus unavailable (logged)
 //	anything else                -32603 Internal error (logged with its text)
+//
+// Store call sites wrap what the store returns with storeError, so that a
+// store failure is a 503 whatever its text.
 
 import (
 	"context"
@@ -68,18 +71,28 @@ func (s *Server) translate(ctx context.Context, what string, err error) *mcp.Err
 	return mcp.InternalError()
 }
 
-// reportError is translate for a handler's error inside a response.
-func (s *Server) reportError(ctx context.Context, method string, err error) *mcp.Error {
-	return s.translate(ctx, method, err)
+// storeError marks a session store failure as the store being
+// unavailable (503), whatever the store said, except that the session is
+// gone (404). Every call site that talks to the store passes its error
+// through it, so a store returning plain errors still gets a 503.
+func storeError(err error) error {
+	if err == nil || errors.Is(err, sessions.ErrNotFound) || errors.Is(err, sessions.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", sessions.ErrUnavailable, err)
 }
 
-// fail answers a whole HTTP exchange with err: the status translate picks
-// (400 for a rejection that names none) and an id-less or id-carrying
-// JSON-RPC error body.
+// fail answers a whole HTTP exchange with err: the status translate picks,
+// else 400 for a rejection that names none and 500 for an internal error,
+// with an id-less or id-carrying JSON-RPC error body.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, id []byte, err error) {
 	rerr := s.translate(r.Context(), r.Method+" "+r.URL.Path, err)
 	status := rerr.Status
-	if status == 0 {
+	switch {
+	case status != 0:
+	case rerr.Code == mcp.CodeInternalError:
+		status = http.StatusInternalServerError
+	default:
 		status = http.StatusBadRequest
 	}
 	writeJSON(w, status, mcp.Response{JSONRPC: "2.0", ID: id, Error: rerr})

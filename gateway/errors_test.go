@@ -40,6 +40,10 @@ func TestTranslate(t *testing.T) {
 		{"bus down", busError(errors.New("redis: connection pool timeout")), http.StatusServiceUnavailable, mcp.CodeUnavailable,
 			"Service Unavailable: the message bus is unavailable", true},
 		{"internal", errors.New("nil map write in handler"), 0, mcp.CodeInternalError, "Internal error", true},
+		{"a store's plain error", storeError(errors.New("corrupt record")), http.StatusServiceUnavailable, mcp.CodeUnavailable,
+			"Service Unavailable: the session store is unavailable", true},
+		{"a store's not found", storeError(sessions.ErrNotFound), http.StatusNotFound, mcp.CodeSessionNotFound,
+			"Session not found: it ended or expired; send initialize to start a new one", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,12 +44,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// observe records one answered request. Unknown methods share one label
-// so that clients cannot grow the label set.
+// observe records one answered request of a method the gateway serves.
 func (m *metrics) observe(s *Server, r *mcp.Request, outcome string, start time.Time) {
 	method := r.Method
-	if _, ok := s.methods[method]; !ok {
-		method = "unknown"
+	if _, ok := s.lookup(method, r.Era); !ok {
+		// Not served in this era: "method not found" is not counted, so
+		// that clients cannot grow the label set.
+		return
 	}
 	era := r.Era.Label()
 	m.requests.WithLabelValues(era, method, outcome).Inc()

@@ -169,6 +169,22 @@ func TestMiddlewareCanDeny(t *testing.T) {
 	require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	require.Equal(t, mcp.CodeInvalidRequest, r.errCode(t))
 
+	// A denial without a status answers the stream request like any other
+	// request: 200 with the JSON-RPC error, no stream.
+	quiet := func(next mcp.Handler) mcp.Handler {
+		return func(r *mcp.Request) (any, error) {
+			if r.Method == "subscriptions/listen" {
+				return nil, mcp.InvalidParams("not today")
+			}
+			return next(r)
+		}
+	}
+	g = newTestGatewayWith(t, Config{}, Deps{Middleware: []mcp.Middleware{quiet}})
+	r = g.modern(t, 1, "subscriptions/listen", `"notifications":{}`, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
+
 	// An error that is not an *mcp.Error stays internal: the client sees
 	// -32603 only.
 	boom := func(next mcp.Handler) mcp.Handler {
@@ -185,6 +201,43 @@ func TestMiddlewareCanDeny(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, mcp.CodeInternalError, r.errCode(t))
 	require.NotContains(t, string(r.body), "secret")
+	r = g.modern(t, 1, "subscriptions/listen", `"notifications":{}`, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, mcp.CodeInternalError, r.errCode(t))
+	require.NotContains(t, string(r.body), "secret")
+}
+
+// The handler runs with the request as the chain passed it on: a
+// middleware may hand the next one a changed copy, streams included.
+func TestMiddlewarePassesItsRequestOn(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	swap := func(next mcp.Handler) mcp.Handler {
+		return func(r *mcp.Request) (any, error) {
+			cp := *r
+			cp.Principal = &mcp.Principal{Subject: "bob"}
+			return next(&cp)
+		}
+	}
+	stream := func(next mcp.Handler) mcp.Handler {
+		return func(r *mcp.Request) (any, error) {
+			res, err := next(r)
+			mu.Lock()
+			got = append(got, r.Method+" "+r.Principal.Subject)
+			mu.Unlock()
+			return res, err
+		}
+	}
+	g := newTestGatewayWith(t, Config{}, Deps{Middleware: []mcp.Middleware{swap, stream}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp := openListen(t, ctx, g)
+	resp.Body.Close()
+	r := g.modern(t, 2, "tools/list", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"subscriptions/listen bob", "tools/list bob"}, got)
 }
 
 // openListen opens a subscriptions/listen stream and reads its

@@ -117,9 +117,12 @@ type Deps struct {
 	Metrics prometheus.Registerer
 	// Middleware wraps every JSON-RPC request's handler, in order: the first
 	// listed runs first. Every request of either era passes through it,
-	// batch members and initialize included, and so does a request for a
-	// method the gateway does not serve (its handler answers "method not
-	// found"). Nil means none.
+	// batch members, initialize and subscriptions/listen (before its stream
+	// opens) included, and so does a request for a method the gateway does
+	// not serve (its handler answers "method not found"). Notifications
+	// (notifications/initialized, notifications/cancelled) and responses are
+	// not requests and do not pass it: the transport applies them to the
+	// session they name. Nil means none.
 	Middleware []mcp.Middleware
 }
 
@@ -246,10 +249,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.registerOwn()
 	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit},
 		tools.Deps{Limiter: s.limiter, Logger: s.log, Metrics: deps.Metrics})
-	s.tools.Register(s)
-	resources.New().Register(s)
-	prompts.New().Register(s)
-	completion.New().Register(s)
+	s.tools.Register(router{s})
+	resources.New().Register(router{s})
+	prompts.New().Register(router{s})
+	completion.New().Register(router{s})
 	s.notFound = mcp.Chain(methodNotFound, s.middleware...)
 	return s, nil
 }
@@ -270,8 +273,9 @@ func StoreTTL(ttl time.Duration) time.Duration {
 
 // SetCatalog atomically replaces the document and tools the gateway serves.
 func (s *Server) SetCatalog(c Catalog) {
-	s.catalog.Store(&c)
+	// The features first: Ready looks at s.catalog.
 	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
+	s.catalog.Store(&c)
 }
 
 func (s *Server) currentCatalog() *Catalog { return s.catalog.Load() }

@@ -77,7 +77,7 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 		LastSeen:        now,
 	}
 	if err := s.store.Create(r.Ctx, sess); err != nil {
-		return nil, err
+		return nil, storeError(err)
 	}
 	s.metrics.sessions.Inc()
 	return &initializeResult{
@@ -94,7 +94,7 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 func (s *Server) updateSession(ctx context.Context, sid string, fn func(*sessions.Session) error) (*sessions.Session, error) {
 	sess, err := s.store.Update(ctx, sid, fn)
 	if err != nil {
-		return nil, err
+		return nil, storeError(err)
 	}
 	s.cache.put(sess, time.Now())
 	s.announce(ctx, broadcast{Kind: kindChanged, Session: sid})

@@ -57,13 +57,13 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 			case errors.Is(err, sessions.ErrBadEventID):
 				return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", cursor)
 			default:
-				return err
+				return storeError(err)
 			}
 		}
 	} else {
 		// A fresh stream starts at the log's end: it carries what happens from now on.
 		if cursor, err = s.store.LastEventID(ctx, sid); err != nil {
-			return err
+			return storeError(err)
 		}
 	}
 
@@ -166,7 +166,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 		} `json:"notifications"`
 	}
 	if err := mcp.DecodeParams(r, &p); err != nil {
-		s.writeResult(w, http.StatusOK, r.ID, nil, s.reportError(r.Ctx, r.Method, err))
+		s.writeResult(w, http.StatusOK, r.ID, nil, s.translate(r.Ctx, r.Method, err))
 		return
 	}
 	if p.Notifications == nil {

@@ -174,7 +174,9 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	m, ok := s.lookup(msg.Method, mcp.EraStateless)
 	if !ok {
 		// The chain sees it too; its handler answers 404 with -32601.
-		s.dispatch(req, s.notFound, newPostReply(w, s))
+		reply := newPostReply(w, s)
+		req.Out = reply
+		s.dispatch(req, s.notFound, reply)
 		return nil
 	}
 	if meta.fields.LogLevel != nil {
@@ -185,16 +187,17 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		req.LogLevel = lvl
 	}
 	if m.stream != nil {
-		// The chain admits the stream (or answers in its place).
+		// The chain admits the stream, with the request as the chain
+		// passed it on, or answers in its place as for any request.
 		res, err := m.handle(req)
-		if err != nil {
-			return s.translate(r.Context(), msg.Method, err)
-		}
-		if _, ok := res.(streamAdmitted); !ok {
-			s.writeResult(w, http.StatusOK, msg.ID, res, nil)
+		if admitted, ok := res.(streamAdmitted); ok && err == nil {
+			m.stream(s, w, r, admitted.r)
 			return nil
 		}
-		m.stream(s, w, r, req)
+		if _, stream := res.(streamAdmitted); stream {
+			res = nil // an error after admission: the error answers
+		}
+		s.dispatch(req, func(*mcp.Request) (any, error) { return res, err }, newPostReply(w, s))
 		return nil
 	}
 	reply := newPostReply(w, s)
@@ -270,7 +273,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 	}
 	res, err := m.handle(req)
 	if err != nil {
-		s.writeResult(w, http.StatusOK, msg.ID, nil, s.reportError(r.Context(), msg.Method, err))
+		s.writeResult(w, http.StatusOK, msg.ID, nil, s.translate(r.Context(), msg.Method, err))
 		return nil
 	}
 	if ir, ok := res.(*initializeResult); ok {
@@ -298,7 +301,7 @@ func (s *Server) lookupSession(ctx context.Context, sid string) (*sessions.Sessi
 	}
 	sess, err := s.store.Get(ctx, sid)
 	if err != nil {
-		return nil, err
+		return nil, storeError(err)
 	}
 	if !s.touch(ctx, sess, now) {
 		return nil, sessions.ErrNotFound
@@ -569,7 +572,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	err := s.store.Delete(r.Context(), sid)
 	s.cache.end(sid, time.Now())
 	if err != nil {
-		return err
+		return storeError(err)
 	}
 	s.announce(r.Context(), broadcast{Kind: kindEnded, Session: sid})
 	s.wakeSession(r.Context(), sid)

@@ -131,16 +131,10 @@ func (p *PooledResult) Copy() *CallToolResult {
 	return p.res.clone()
 }
 
-// Detach returns the result as a CallToolResult that shares nothing with
-// the pool and gives the buffer back: p is empty afterwards.
-func (p *PooledResult) Detach() *CallToolResult {
-	res := p.Copy()
-	p.Release()
-	return res
-}
-
-// Release gives the result's buffer back for reuse and empties p. Call it
-// when the response carrying p is written.
+// Release gives the result's buffer back for reuse and empties p. Only the
+// result's owner calls it: the response writer once the response carrying
+// p is written (or the call path's own Call, after its Copy). Anyone else
+// keeps a Copy and leaves p alone.
 func (p *PooledResult) Release() {
 	if p == nil {
 		return

@@ -34,6 +34,8 @@ func AppendResponse(b []byte, id json.RawMessage, result any, rerr *Error) ([]by
 	if rerr == nil {
 		switch res := result.(type) {
 		case *PooledResult:
+			res.mu.Lock()
+			defer res.mu.Unlock()
 			return appendCallResponse(b, id, &res.res)
 		case *CallToolResult:
 			return appendCallResponse(b, id, res)

@@ -30,7 +30,7 @@ const (
 
 // Error is a JSON-RPC error object. Handlers return it (directly or
 // wrapped) to choose the code the client sees; any other error becomes an
-// internal error whose text stays in the log (see AsError).
+// internal error whose text stays in the log (the transport's translator).
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
@@ -68,16 +68,6 @@ var ErrCancelled = errors.New("request cancelled")
 // InternalError is what every error that is not an *Error looks like to the
 // client.
 func InternalError() *Error { return &Error{Code: CodeInternalError, Message: "Internal error"} }
-
-// AsError maps any handler error to the error the client sees. Internal
-// failures never reveal their text: internal is true and the caller logs
-// err.
-func AsError(err error) (e *Error, internal bool) {
-	if errors.As(err, &e) {
-		return e, false
-	}
-	return InternalError(), true
-}
 
 // DecodeParams decodes r's params into v; a failure is -32602 naming the
 // method and, when it can, the member.

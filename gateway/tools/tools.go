@@ -55,12 +55,11 @@ type catalog struct {
 
 // Feature serves tools/list and tools/call.
 type Feature struct {
-	cfg       Config
-	limiter   quota.Limiter
-	log       *slog.Logger
-	calls     *prometheus.CounterVec // outcome
-	current   atomic.Pointer[catalog]
-	errNoDocs *mcp.Error
+	cfg     Config
+	limiter quota.Limiter
+	log     *slog.Logger
+	calls   *prometheus.CounterVec // outcome
+	current atomic.Pointer[catalog]
 }
 
 // New returns the feature with no tools until SetCatalog is called.
@@ -98,12 +97,6 @@ func (f *Feature) Register(r mcp.Router) {
 // SetCatalog atomically replaces the tools served.
 func (f *Feature) SetCatalog(c Catalog) {
 	f.current.Store(&catalog{Catalog: c, tag: toolSetTag(c.Tools)})
-}
-
-// Loaded reports whether a tool set is being served.
-func (f *Feature) Loaded() bool {
-	c := f.current.Load()
-	return c != nil && c.Tools != nil
 }
 
 // catalog returns the loaded catalog or the error to answer with.

@@ -15,7 +15,7 @@ var plainASCII, plainASCIIHTML = func() (t, h [256]bool) {
 	return t, h
 }()
 
-// AppendJSONString appends s as a JSON string the way encoding/json does:
+// AppendString appends s as a JSON string the way encoding/json does:
 // quotes, backslashes, control characters and U+2028/U+2029 escaped,
 // invalid UTF-8 replaced with U+FFFD, and with escapeHTML also <, > and &.
 // Schemas are written without HTML escaping (descriptions and patterns stay

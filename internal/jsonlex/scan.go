@@ -24,7 +24,7 @@ import (
 // maxScanDepth is encoding/json's nesting limit.
 const maxScanDepth = 10000
 
-// JSONSyntaxError reports where a document stops being JSON.
+// SyntaxError reports where a document stops being JSON.
 type SyntaxError struct {
 	Offset int
 	msg    string
@@ -71,7 +71,7 @@ func scanDocument(data []byte, fn func(key, value []byte) error) (start int, err
 	return start, nil
 }
 
-// JSONString returns the value of a raw JSON string (as ScanObject gives it):
+// String returns the value of a raw JSON string (as ScanObject gives it):
 // ok is false when raw is not a string. Strings without escapes in valid
 // UTF-8 are converted directly; the others are decoded by encoding/json,
 // which turns invalid UTF-8 into U+FFFD.
@@ -89,7 +89,7 @@ func String(raw []byte) (s string, ok bool) {
 	return s, true
 }
 
-// JSONStringEquals reports whether raw is a JSON string whose value is s,
+// StringEquals reports whether raw is a JSON string whose value is s,
 // without allocating when raw has no escapes.
 func StringEquals(raw []byte, s string) bool {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {

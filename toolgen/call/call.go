@@ -213,7 +213,10 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // Call's result shares no memory with anything: it may be kept. The hot
 // path uses CallPooled.
 func (c *Caller) Call(ctx context.Context, t *toolgen.Tool, args json.RawMessage) *mcp.CallToolResult {
-	return c.CallPooled(ctx, t, args, nil).Detach()
+	p := c.CallPooled(ctx, t, args, nil)
+	res := p.Copy()
+	p.Release()
+	return res
 }
 
 // ErrTimeout is the cause of a call's context (context.Cause) when the

@@ -36,7 +36,7 @@ func ctDoc(t testing.TB, spec string) *openapi.Document {
 	return &openapi.Document{T: doc, SourceVersion: doc.OpenAPI, Location: "http://docs.test/openapi.yaml"}
 }
 
-// ctDocFile loads a fixture from testdata/call.
+// ctDocFile loads a fixture from testdata.
 func ctDocFile(t testing.TB, name string) *openapi.Document {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))

@@ -384,7 +384,7 @@ paths:
 	wg.Wait()
 	require.Equal(t, want, ctText(held))
 	require.Equal(t, want, ctText(kept.Copy()), "an unreleased result is not reused")
-	require.Equal(t, want, string(kept.Detach().StructuredContent))
+	require.Equal(t, want, string(kept.Copy().StructuredContent))
 
 	var nilResult *mcp.PooledResult
 	nilResult.Release()
