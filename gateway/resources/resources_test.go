@@ -1,38 +1,30 @@
 package resources
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp/mcptest"
 )
 
-type table map[string]mcp.Handler
-
-func (t table) Handle(name string, _ mcp.Era, h mcp.Handler) { t[name] = h }
-
 func TestEmptyListsAndNotFoundPerEra(t *testing.T) {
-	tab := table{}
+	tab := mcptest.Table{}
 	New().Register(tab)
 	require.Len(t, tab, 3)
 	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraStateless} {
-		r := &mcp.Request{Ctx: context.Background(), Era: era, Method: "resources/list", Stamp: &mcp.Stamper{}}
-		res, err := tab["resources/list"](r)
+		res, err := tab.Call("resources/list", mcptest.Request(era, ""))
 		require.NoError(t, err)
-		require.Empty(t, res.(*listResult).Resources)
 		require.NotNil(t, res.(*listResult).Resources, "an empty list, not null")
+		require.Empty(t, res.(*listResult).Resources)
 
-		r.Params = json.RawMessage(`{"cursor":"x"}`)
-		_, err = tab["resources/templates/list"](r)
+		_, err = tab.Call("resources/templates/list", mcptest.Request(era, `{"cursor":"x"}`))
 		var rerr *mcp.Error
 		require.ErrorAs(t, err, &rerr)
 		require.Equal(t, mcp.CodeInvalidParams, rerr.Code)
 
-		r.Method, r.Params = "resources/read", json.RawMessage(`{"uri":"x://y"}`)
-		_, err = tab["resources/read"](r)
+		_, err = tab.Call("resources/read", mcptest.Request(era, `{"uri":"x://y"}`))
 		require.ErrorAs(t, err, &rerr)
 		want := mcp.CodeResourceNotFound
 		if era == mcp.EraStateless {

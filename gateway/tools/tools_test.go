@@ -2,13 +2,13 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp/mcptest"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/quota"
@@ -16,14 +16,9 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
-// table is a method table as the server keeps one.
-type table map[string]mcp.Handler
-
-func (t table) Handle(name string, _ mcp.Era, h mcp.Handler) { t[name] = h }
-
 // newFeature serves the demo backend's tools, registered on a table: the
 // feature needs nothing of the gateway but mcp values.
-func newFeature(t *testing.T, cfg Config) (*Feature, table) {
+func newFeature(t *testing.T, cfg Config) (*Feature, mcptest.Table) {
 	t.Helper()
 	backend := httptest.NewServer(demo.New().Handler())
 	t.Cleanup(backend.Close)
@@ -34,17 +29,15 @@ func newFeature(t *testing.T, cfg Config) (*Feature, table) {
 	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend.URL})
 	require.NoError(t, err)
 	f := New(cfg, Deps{})
-	tab := table{}
+	tab := mcptest.Table{}
 	f.Register(tab)
 	f.SetCatalog(Catalog{Tools: set, Caller: caller})
 	return f, tab
 }
 
 func request(method, params string) *mcp.Request {
-	r := &mcp.Request{Ctx: context.Background(), Era: mcp.EraSession, SessionID: "s1", Method: method, LogLevel: mcp.LevelOff, Meta: mcp.Meta{OK: false}}
-	if params != "" {
-		r.Params = json.RawMessage(params)
-	}
+	r := mcptest.Request(mcp.EraSession, params)
+	r.Method = method
 	return r
 }
 
@@ -65,7 +58,7 @@ func TestListPagesWithCursors(t *testing.T) {
 		if cursor != "" {
 			params = `{"cursor":"` + cursor + `"}`
 		}
-		res, err := tab["tools/list"](request("tools/list", params))
+		res, err := tab["tools/list"].Handler(request("tools/list", params))
 		require.NoError(t, err)
 		page := res.(*listResult)
 		require.LessOrEqual(t, len(page.Tools), 4)
@@ -78,7 +71,7 @@ func TestListPagesWithCursors(t *testing.T) {
 		cursor = page.NextCursor
 	}
 	require.Contains(t, names, "getNote")
-	_, err := tab["tools/list"](request("tools/list", `{"cursor":"bm9wZTox"}`))
+	_, err := tab["tools/list"].Handler(request("tools/list", `{"cursor":"bm9wZTox"}`))
 	var rerr *mcp.Error
 	require.ErrorAs(t, err, &rerr)
 	require.Equal(t, mcp.CodeInvalidParams, rerr.Code)
@@ -86,7 +79,7 @@ func TestListPagesWithCursors(t *testing.T) {
 
 func TestCallResults(t *testing.T) {
 	_, tab := newFeature(t, Config{})
-	res, err := tab["tools/call"](request("tools/call", `{"name":"getNote","arguments":{"id":1}}`))
+	res, err := tab["tools/call"].Handler(request("tools/call", `{"name":"getNote","arguments":{"id":1}}`))
 	require.NoError(t, err)
 	p := res.(*mcp.PooledResult)
 	require.False(t, p.IsError())
@@ -94,7 +87,7 @@ func TestCallResults(t *testing.T) {
 	p.Release()
 	require.NotEmpty(t, got.StructuredContent)
 
-	res, err = tab["tools/call"](request("tools/call", `{"name":"getNote","arguments":{"id":"x"}}`))
+	res, err = tab["tools/call"].Handler(request("tools/call", `{"name":"getNote","arguments":{"id":"x"}}`))
 	require.NoError(t, err)
 	require.True(t, res.(*mcp.PooledResult).IsError(), "invalid arguments are a tool error, not a protocol error")
 
@@ -104,7 +97,7 @@ func TestCallResults(t *testing.T) {
 		`{"name":"getNote","arguments":7}`: "Invalid params for tools/call: arguments must be an object",
 		`{"name":5}`:                       `Invalid params for tools/call: "name" must be a string`,
 	} {
-		_, err := tab["tools/call"](request("tools/call", params))
+		_, err := tab["tools/call"].Handler(request("tools/call", params))
 		var rerr *mcp.Error
 		require.ErrorAs(t, err, &rerr, params)
 		require.Equal(t, mcp.CodeInvalidParams, rerr.Code)
@@ -113,9 +106,9 @@ func TestCallResults(t *testing.T) {
 }
 
 func TestNoCatalogIsUnavailable(t *testing.T) {
-	tab := table{}
+	tab := mcptest.Table{}
 	New(Config{}, Deps{}).Register(tab)
-	_, err := tab["tools/list"](request("tools/list", ""))
+	_, err := tab["tools/list"].Handler(request("tools/list", ""))
 	var rerr *mcp.Error
 	require.ErrorAs(t, err, &rerr)
 	require.Equal(t, mcp.CodeUnavailable, rerr.Code)
@@ -129,7 +122,7 @@ func TestCallLimit(t *testing.T) {
 	call := func(sid string) *mcp.CallToolResult {
 		r := request("tools/call", `{"name":"getNote","arguments":{"id":1}}`)
 		r.SessionID = sid
-		res, err := tab["tools/call"](r)
+		res, err := tab["tools/call"].Handler(r)
 		require.NoError(t, err)
 		return res.(*mcp.PooledResult).Copy()
 	}

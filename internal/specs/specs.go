@@ -6,6 +6,8 @@ package specs
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,4 +24,34 @@ func Dir(tb testing.TB) string {
 		tb.Skip(Env + " is not set: skipping tests over the real OpenAPI documents (set it to the specs folder, e.g. ../shared/specs)")
 	}
 	return dir
+}
+
+// GitHub is the path of GitHub's REST description in the corpus.
+func GitHub(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Join(Dir(tb), "github-api.github.com.json")
+}
+
+// OAIDocuments lists the OpenAPI Initiative examples that are whole
+// documents, relative to the oai folder and in walk order: the
+// petstore-separate example's fragments are reached through its
+// swagger.yaml.
+func OAIDocuments(tb testing.TB) (dir string, files []string) {
+	tb.Helper()
+	dir = filepath.Join(Dir(tb), "oai")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".json") {
+			return err
+		}
+		if strings.Contains(p, "petstore-separate") && filepath.Base(p) != "swagger.yaml" {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files = append(files, rel)
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("listing the OAI examples: %v", err)
+	}
+	return dir, files
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,27 +58,17 @@ func TestGoldenFixturesCallable(t *testing.T) {
 }
 
 func TestCorpusCallable(t *testing.T) {
-	dir := specs.Dir(t)
 	t.Run("github", func(t *testing.T) {
-		doc, set := generatedFile(t, filepath.Join(dir, "github-api.github.com.json"))
+		doc, set := generatedFile(t, specs.GitHub(t))
 		requireCallable(t, doc, set)
 	})
-	oai := filepath.Join(dir, "oai")
-	err := filepath.WalkDir(oai, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || (filepath.Ext(p) != ".yaml" && filepath.Ext(p) != ".json") {
-			return err
-		}
-		if strings.Contains(p, "petstore-separate") && filepath.Base(p) != "swagger.yaml" {
-			return nil
-		}
-		rel, _ := filepath.Rel(oai, p)
+	dir, files := specs.OAIDocuments(t)
+	for _, rel := range files {
 		t.Run(rel, func(t *testing.T) {
-			doc, set := generatedFile(t, p)
+			doc, set := generatedFile(t, filepath.Join(dir, rel))
 			requireCallable(t, doc, set)
 		})
-		return nil
-	})
-	require.NoError(t, err)
+	}
 }
 
 func TestFlattenedBodyCall(t *testing.T) {
