@@ -81,19 +81,21 @@ type option struct {
 	repeat bool
 	// noYAML: the key cannot come from the YAML file (the file's own path).
 	noYAML bool
+	// tools: the tools subcommand reads it too (its --help lists it).
+	tools bool
 }
 
 func (o option) flagName() string { return strings.ReplaceAll(o.key, "_", "-") }
 func (o option) envName() string  { return "MCPGW_" + strings.ToUpper(o.key) }
 
 var options = []option{
-	{key: "config", usage: "YAML configuration file; flags and env override its keys", noYAML: true,
+	{key: "config", tools: true, usage: "YAML configuration file; flags and env override its keys", noYAML: true,
 		set: str(func(c *config) *string { return &c.ConfigFile })},
-	{key: "openapi", usage: "file path or http(s) URL of the backend's OpenAPI document (2.0, 3.0 or 3.1, JSON or YAML)",
+	{key: "openapi", tools: true, usage: "file path or http(s) URL of the backend's OpenAPI document (2.0, 3.0 or 3.1, JSON or YAML)",
 		set: str(func(c *config) *string { return &c.OpenAPI })},
 	{key: "upstream", usage: "backend base URL (default: the document's first server URL)",
 		set: urlValue(func(c *config) *string { return &c.Upstream })},
-	{key: "demo", def: "false", isBool: true, usage: "serve a bundled sample REST backend in-process on loopback (needs no --openapi)",
+	{key: "demo", tools: true, def: "false", isBool: true, usage: "serve a bundled sample REST backend in-process on loopback (needs no --openapi)",
 		set: boolean(func(c *config) *bool { return &c.Demo })},
 	{key: "listen", def: "127.0.0.1:8080", usage: "listen address host:port",
 		set: hostPort(func(c *config) *string { return &c.Listen })},
@@ -129,25 +131,25 @@ var options = []option{
 		set: boolean(func(c *config) *bool { return &c.SessionDelete })},
 	{key: "sse_keepalive", def: "15s", usage: "interval of keep-alive comments on idle SSE streams (0 disables)",
 		set: duration(func(c *config) *time.Duration { return &c.SSEKeepAlive })},
-	{key: "page_size", def: "100", usage: "tools per tools/list page",
+	{key: "page_size", tools: true, def: "100", usage: "tools per tools/list page",
 		set: positiveInt(func(c *config) *int { return &c.PageSize })},
 	{key: "max_body_bytes", def: "4MiB", usage: "largest accepted POST body (413 beyond)",
 		set: size(func(c *config) *int64 { return &c.MaxBodyBytes })},
 	{key: "shutdown_grace", def: "15s", usage: "how long in-flight calls may finish after SIGTERM/SIGINT",
 		set: duration(func(c *config) *time.Duration { return &c.ShutdownGrace })},
-	{key: "log_level", def: "info", usage: "gateway log level: debug, info, warn, error",
+	{key: "log_level", tools: true, def: "info", usage: "gateway log level: debug, info, warn, error",
 		set: oneOf([]string{"debug", "info", "warn", "error"}, func(c *config) *string { return &c.LogLevel })},
-	{key: "log_format", def: "text", usage: "gateway log format: text or json",
+	{key: "log_format", tools: true, def: "text", usage: "gateway log format: text or json",
 		set: oneOf([]string{"text", "json"}, func(c *config) *string { return &c.LogFormat })},
-	{key: "include", repeat: true, usage: "keep only operations matching these globs over operationId, tag or path (comma-separated)",
+	{key: "include", tools: true, repeat: true, usage: "keep only operations matching these globs over operationId, tag or path (comma-separated)",
 		set: list(func(c *config) *[]string { return &c.Include })},
-	{key: "exclude", repeat: true, usage: "drop operations matching these globs over operationId, tag or path (comma-separated)",
+	{key: "exclude", tools: true, repeat: true, usage: "drop operations matching these globs over operationId, tag or path (comma-separated)",
 		set: list(func(c *config) *[]string { return &c.Exclude })},
-	{key: "max_description", def: "1024", usage: "longest tool description in characters",
+	{key: "max_description", tools: true, def: "1024", usage: "longest tool description in characters",
 		set: positiveInt(func(c *config) *int { return &c.MaxDescription })},
-	{key: "openapi_timeout", def: "30s", usage: "timeout for fetching the OpenAPI document and its external $refs",
+	{key: "openapi_timeout", tools: true, def: "30s", usage: "timeout for fetching the OpenAPI document and its external $refs",
 		set: duration(func(c *config) *time.Duration { return &c.OpenAPITimeout })},
-	{key: "openapi_max_bytes", def: "64MiB", usage: "largest OpenAPI document (or referenced file) accepted",
+	{key: "openapi_max_bytes", tools: true, def: "64MiB", usage: "largest OpenAPI document (or referenced file) accepted",
 		set: size(func(c *config) *int64 { return &c.OpenAPIMaxBytes })},
 	{key: "backend_timeout", def: "30s", usage: "timeout of one backend call",
 		set: duration(func(c *config) *time.Duration { return &c.BackendTimeout })},
@@ -202,9 +204,13 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 		}
 		fs.Func(o.flagName(), usage, func(v string) error { cli[o.key] = append(cli[o.key], v); return nil })
 	}
-	fs.Usage = func() { printUsage(stderr, name, fs) }
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() { printUsage(stderr, name) }
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
+	}
+	if *showVersion {
+		return nil, nil, errVersion
 	}
 	if fs.NArg() > 0 {
 		return nil, nil, &configError{key: fs.Arg(0), source: "command line", reason: "unexpected argument"}
@@ -561,12 +567,33 @@ type boolFlag struct{ flag.Value }
 
 func (boolFlag) IsBoolFlag() bool { return true }
 
-func printUsage(w io.Writer, name string, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s [flags]\n       %s tools --openapi DOC [--format json|table] [flags]\n\n", name, name)
-	fmt.Fprintln(w, "Serves MCP (every revision, one endpoint) in front of a REST backend described by OpenAPI.")
+// errVersion is loadConfig's answer to --version: print it, exit 0.
+var errVersion = errors.New("version requested")
+
+// toolsCommand is the tools subcommand's name, as loadConfig is given it.
+const toolsCommand = "mcp-gateway tools"
+
+// printUsage lists the flags the command reads: every option for the
+// server, the ones marked tools for the tools subcommand.
+func printUsage(w io.Writer, name string) {
+	tools := name == toolsCommand
+	if tools {
+		fmt.Fprintf(w, "Usage: %s (--openapi DOC | --demo) [--format json|table] [flags]\n\n", name)
+		fmt.Fprintln(w, "Prints what tools/list returns, and the document's warnings, then exits (0 when the document loads).")
+	} else {
+		fmt.Fprintf(w, "Usage: %s [flags]\n       %s [flags]\n\n", name, toolsCommand+" --openapi DOC [--format json|table]")
+		fmt.Fprintln(w, "Serves MCP (every revision, one endpoint) in front of a REST backend described by OpenAPI.")
+	}
 	fmt.Fprintln(w, "Precedence: flags > environment > YAML file (--config) > defaults.")
 	fmt.Fprintln(w)
+	if tools {
+		fmt.Fprintf(w, "  --format\n        json (exactly what tools/list returns, all pages as one list) or table (default table)\n")
+	}
+	fmt.Fprintf(w, "  --version\n        print the version and exit\n")
 	for _, o := range options {
+		if tools && !o.tools {
+			continue
+		}
 		def := ""
 		if o.def != "" {
 			def = " (default " + o.def + ")"

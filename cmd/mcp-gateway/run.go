@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runTools(ctx, args[1:], stdout, stderr, getenv)
 	}
 	cfg, _, err := loadConfig("mcp-gateway", args, getenv, stderr)
-	if code, done := configExit(err, stderr); done {
+	if code, done := configExit(err, stdout, stderr); done {
 		return code
 	}
 	log := newLogger(stderr, cfg)
@@ -181,6 +181,15 @@ func toolCallLimit(cfg *config) quota.Limit {
 	return quota.Limit{Rate: cfg.ToolCallRate, Burst: cfg.ToolCallBurst}
 }
 
+// pages says how many tools/list pages n tools take.
+func pages(n, size int) string {
+	p := max(1, (n+size-1)/size)
+	if p == 1 {
+		return "one page"
+	}
+	return fmt.Sprintf("%d pages", p)
+}
+
 // keepAlive maps the documented "0 disables" onto gateway.Config's negative.
 func keepAlive(d time.Duration) time.Duration {
 	if d == 0 {
@@ -189,13 +198,16 @@ func keepAlive(d time.Duration) time.Duration {
 	return d
 }
 
-// configExit turns a loadConfig error into the exit status: help is 0, an
-// invalid configuration is one line and 2.
-func configExit(err error, stderr io.Writer) (int, bool) {
+// configExit turns a loadConfig error into the exit status: help and
+// version are 0, an invalid configuration is one line and 2.
+func configExit(err error, stdout, stderr io.Writer) (int, bool) {
 	switch {
 	case err == nil:
 		return 0, false
 	case errors.Is(err, flag.ErrHelp):
+		return exitOK, true
+	case errors.Is(err, errVersion):
+		fmt.Fprintf(stdout, "mcp-gateway %s\n", version)
 		return exitOK, true
 	}
 	var ce *configError
@@ -309,8 +321,8 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: --format must be json or table, got %q\n", format)
 		return exitConfig
 	}
-	cfg, _, err := loadConfig("mcp-gateway tools", rest, getenv, stderr)
-	if code, done := configExit(err, stderr); done {
+	cfg, _, err := loadConfig(toolsCommand, rest, getenv, stderr)
+	if code, done := configExit(err, stdout, stderr); done {
 		return code
 	}
 	log := newLogger(stderr, cfg)
@@ -331,6 +343,10 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err := toolgen.Print(stdout, set, format); err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
 		return exitFailure
+	}
+	if format == "json" {
+		fmt.Fprintf(stderr, "mcp-gateway tools: this is all %d tools in one list; the server answers tools/list in %s (page_size %d, nextCursor between pages)\n",
+			set.Len(), pages(set.Len(), cfg.PageSize), cfg.PageSize)
 	}
 	return exitOK
 }

@@ -71,3 +71,40 @@ paths:
 	require.Contains(t, errOut.String(), "at=paths./a.get", "kin-openapi's validation finding")
 	require.Contains(t, errOut.String(), "neither summary nor description", "the document's own check")
 }
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"tools", "--version"}, {"--demo", "--version"}} {
+		var out, errOut bytes.Buffer
+		require.Equal(t, exitOK, run(t.Context(), args, &out, &errOut, env(nil)), errOut.String())
+		require.Equal(t, "mcp-gateway "+version+"\n", out.String())
+	}
+}
+
+// tools --help lists the flags the subcommand reads, and no server-only one.
+func TestToolsHelpListsItsOwnFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"tools", "--help"}, &out, &errOut, env(nil)))
+	help := errOut.String()
+	require.Contains(t, help, "Usage: mcp-gateway tools (--openapi DOC | --demo)")
+	require.NotContains(t, help, "tools tools")
+	for _, flag := range []string{"--format", "--version", "--openapi", "--demo", "--include", "--exclude", "--max-description", "--page-size", "--config"} {
+		require.Contains(t, help, "  "+flag+"\n", "tools --help lacks %s", flag)
+	}
+	for _, o := range options {
+		if !o.tools {
+			require.NotContains(t, help, "  --"+o.flagName()+"\n", "tools --help lists the server-only %s", o.flagName())
+		}
+	}
+
+	errOut.Reset()
+	require.Equal(t, exitOK, run(t.Context(), []string{"--help"}, &out, &errOut, env(nil)))
+	for _, o := range options {
+		require.Contains(t, errOut.String(), "  --"+o.flagName()+"\n")
+	}
+}
+
+func TestToolsJSONSaysHowTheServerPages(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"tools", "--demo", "--format", "json", "--page-size", "4"}, &out, &errOut, env(nil)))
+	require.Contains(t, errOut.String(), "this is all 11 tools in one list; the server answers tools/list in 3 pages (page_size 4")
+}
