@@ -95,17 +95,15 @@ func checkRequestContent(op Operation, content openapi3.Content) []Warning {
 			supported = append(supported, mt)
 		}
 	}
-	if len(unsupported) == 0 {
+	// With no supported alternative the tool sends the unsupported type
+	// itself, and generation, which knows how, says so in one warning.
+	if len(unsupported) == 0 || len(supported) == 0 {
 		return nil
 	}
 	slices.Sort(unsupported)
-	msg := fmt.Sprintf("request media type %s is not supported", strings.Join(unsupported, ", "))
-	if len(supported) == 0 {
-		msg += "; the body is sent as its schema suggests"
-	} else {
-		slices.Sort(supported)
-		msg += "; the tool uses " + strings.Join(supported, " or ") + " instead"
-	}
+	slices.Sort(supported)
+	msg := fmt.Sprintf("request media type %s is not supported; the tool uses %s instead",
+		strings.Join(unsupported, ", "), strings.Join(supported, " or "))
 	return []Warning{{Location: op.Location() + ".requestBody", Message: msg}}
 }
 

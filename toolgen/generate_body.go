@@ -59,9 +59,9 @@ func (g *generator) body(op openapi.Operation, rb *openapi3.RequestBody, taken m
 	if media := rb.Content[mt]; media != nil {
 		schema = media.Schema
 	}
-	kind, _ := BodyEncoding(mt, schema)
+	kind, contentType := BodyEncoding(mt, schema)
 	if openapi.ClassifyMediaType(mt) == openapi.MediaUnsupported {
-		g.warn(loc, fmt.Sprintf("request media type %s is not one the gateway knows; the body argument is sent as %s", mt, kind))
+		g.warn(loc+".requestBody", unsupportedBodyWarning(mt, kind, contentType))
 	}
 	bb := &BodyBinding{MediaType: mt, Required: rb.Required, Schema: schema}
 
@@ -317,4 +317,18 @@ func isObjectSchema(s *openapi3.Schema, depth int) bool {
 		}
 	}
 	return true
+}
+
+// unsupportedBodyWarning says exactly what the tool sends for a request
+// media type the gateway cannot encode: the one warning of its kind (the
+// loader leaves this case to generation).
+func unsupportedBodyWarning(mt string, kind BodyKind, contentType string) string {
+	switch kind {
+	case BodyJSON:
+		return fmt.Sprintf("request media type %s is not one the gateway can encode: the body argument is sent as JSON with Content-Type %s, which the backend may reject", mt, contentType)
+	case BodyText:
+		return fmt.Sprintf("request media type %s is not one the gateway knows: the body argument is sent as text with Content-Type %s", mt, contentType)
+	default:
+		return fmt.Sprintf("request media type %s is not one the gateway knows: the body argument is sent as base64-decoded bytes with Content-Type %s", mt, contentType)
+	}
 }

@@ -262,6 +262,9 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
+	for _, m := range caller.MissingCredentials(set.Tools()) {
+		log.Warn(missingCredentialMessage(m), "scheme", m.Scheme, "tools", len(m.Tools), "names", listSome(m.Tools, 10))
+	}
 	return &gateway.Catalog{Doc: doc, Tools: set, Caller: caller}, nil
 }
 
@@ -349,4 +352,39 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			set.Len(), pages(set.Len(), cfg.PageSize), cfg.PageSize)
 	}
 	return exitOK
+}
+
+// missingCredentialMessage says which scheme lacks a credential and which
+// setting would provide it.
+func missingCredentialMessage(m call.MissingCredential) string {
+	var what, fix string
+	switch strings.ToLower(m.Type) {
+	case "apikey":
+		what = fmt.Sprintf("apiKey in %s %s", m.In, m.Name)
+		fix = fmt.Sprintf("set backend_api_keys %s=VALUE", m.Scheme)
+	case "http":
+		what = "http " + m.HTTPScheme
+		fix = "set backend_headers Authorization=..."
+		if strings.EqualFold(m.HTTPScheme, "bearer") {
+			fix = "set backend_bearer_token or backend_bearer_token_file"
+		}
+	case "oauth2", "openidconnect":
+		what = m.Type
+		fix = "set backend_bearer_token or backend_bearer_token_file to a token the backend accepts"
+	case "":
+		what = "not declared in components.securitySchemes"
+		fix = "fix the document"
+	default:
+		what = m.Type
+		fix = "the gateway has no setting for it"
+	}
+	return fmt.Sprintf("backend credentials: security scheme %q (%s) has no configured credential; %s, or these tools get the backend's 401", m.Scheme, what, fix)
+}
+
+// listSome joins the first n names and says how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s (+%d more)", strings.Join(names[:n], ", "), len(names)-n)
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 // credential is one value placed in the request.
@@ -224,4 +225,94 @@ func (c *Caller) addStaticHeaders(req *http.Request) {
 	if c.host != "" {
 		req.Host = c.host
 	}
+}
+
+// MissingCredential is a security scheme that some tools require and no
+// configured credential satisfies: their calls go out without it, and the
+// backend's 401 is all the model sees.
+type MissingCredential struct {
+	// Scheme is the scheme's name in the document.
+	Scheme string
+	// Type is its type (apiKey, http, oauth2, openIdConnect, mutualTLS),
+	// In and Name where an apiKey goes, HTTPScheme the http scheme
+	// (bearer, basic, ...). All empty when the document does not declare
+	// the scheme.
+	Type, In, Name, HTTPScheme string
+	// Tools are the tools that need it, in the order given.
+	Tools []string
+}
+
+// MissingCredentials lists, per security scheme, the tools none of whose
+// security alternatives the configuration satisfies. A tool with no
+// security requirement, or with an empty (optional) alternative, needs
+// nothing. A static header can satisfy a scheme: Authorization for http,
+// oauth2 and openIdConnect, the key's header for an apiKey in a header.
+func (c *Caller) MissingCredentials(tools []*toolgen.Tool) []MissingCredential {
+	var out []MissingCredential
+	index := map[string]int{}
+	for _, t := range tools {
+		if t.Binding == nil || len(t.Binding.Security) == 0 {
+			continue
+		}
+		var missing []string
+		satisfied := false
+		for _, alt := range t.Binding.Security {
+			var lacking []string
+			for name := range alt {
+				if !c.schemeConfigured(name) {
+					lacking = append(lacking, name)
+				}
+			}
+			if len(lacking) == 0 {
+				satisfied = true
+				break
+			}
+			missing = append(missing, lacking...)
+		}
+		if satisfied {
+			continue
+		}
+		sort.Strings(missing)
+		for i, name := range missing {
+			if i > 0 && missing[i-1] == name {
+				continue
+			}
+			j, ok := index[name]
+			if !ok {
+				j = len(out)
+				index[name] = j
+				mc := MissingCredential{Scheme: name}
+				if s := c.securityScheme(name); s != nil {
+					mc.Type, mc.In, mc.Name, mc.HTTPScheme = s.Type, s.In, s.Name, s.Scheme
+				}
+				out = append(out, mc)
+			}
+			out[j].Tools = append(out[j].Tools, t.Name)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Scheme < out[j].Scheme })
+	return out
+}
+
+// schemeConfigured reports whether the configuration can satisfy one
+// security scheme.
+func (c *Caller) schemeConfigured(name string) bool {
+	scheme := c.securityScheme(name)
+	if scheme == nil {
+		return false
+	}
+	_, staticAuth := c.headers["Authorization"]
+	switch strings.ToLower(scheme.Type) {
+	case "apikey":
+		if _, ok := c.apiKeys[name]; ok {
+			return true
+		}
+		_, ok := c.headers[http.CanonicalHeaderKey(scheme.Name)]
+		return ok && strings.EqualFold(scheme.In, openapi3.ParameterInHeader)
+	case "http":
+		return staticAuth || (strings.EqualFold(scheme.Scheme, "bearer") && c.bearer != "")
+	case "oauth2", "openidconnect":
+		return staticAuth || c.bearer != ""
+	}
+	return false
 }

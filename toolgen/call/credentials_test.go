@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,4 +176,32 @@ paths:
 			require.Equal(t, c.want, caller.base.String())
 		})
 	}
+}
+
+// Each scheme that some tool needs and the configuration cannot satisfy is
+// reported once, with the tools; an optional or satisfied alternative
+// needs nothing.
+func TestMissingCredentials(t *testing.T) {
+	doc := ctDocFile(t, "security-gaps.yaml")
+	set, err := toolgen.Generate(doc, toolgen.Options{})
+	require.NoError(t, err)
+	missing := func(cfg Config) []MissingCredential {
+		cfg.BaseURL = "http://backend.test"
+		c, err := NewCaller(doc, cfg)
+		require.NoError(t, err)
+		return c.MissingCredentials(set.Tools())
+	}
+	require.Equal(t, []MissingCredential{
+		{Scheme: "basic", Type: "http", HTTPScheme: "basic", Tools: []string{"b"}},
+		{Scheme: "key", Type: "apiKey", In: "header", Name: "X-API-Key", Tools: []string{"a"}},
+		{Scheme: "tok", Type: "http", HTTPScheme: "bearer", Tools: []string{"b"}},
+	}, missing(Config{}))
+	require.Empty(t, missing(Config{APIKeys: map[string]string{"key": "k"}, BearerToken: "t"}))
+	require.Empty(t, missing(Config{Headers: map[string]string{"X-Api-Key": "k", "Authorization": "Basic eDp5"}}),
+		"static headers satisfy an apiKey in that header and any http scheme")
+	require.Equal(t, []string{"a"}, func() []string {
+		m := missing(Config{BearerToken: "t"})
+		require.Len(t, m, 1)
+		return m[0].Tools
+	}())
 }

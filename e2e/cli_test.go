@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The CLI explains itself: --version, tools --help with the flags tools
+// reads, and tools --format json saying how the server pages.
+func TestBinaryCLI(t *testing.T) {
+	bin := gatewayBinary(t)
+	for _, args := range [][]string{{"--version"}, {"tools", "--version"}} {
+		out, err := exec.Command(bin, args...).Output()
+		require.NoError(t, err, "%v", args)
+		require.Equal(t, "mcp-gateway dev\n", string(out), "%v", args)
+	}
+	out, err := exec.Command(bin, "tools", "--help").CombinedOutput()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "Usage: mcp-gateway tools (--openapi DOC | --demo)")
+	require.Contains(t, string(out), "  --format\n")
+	require.NotContains(t, string(out), "  --listen\n", "a server-only flag")
+
+	cmd := exec.Command(bin, "tools", "--demo", "--format", "json", "--page-size", "5")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run())
+	require.Contains(t, stderr.String(), "the server answers tools/list in 3 pages (page_size 5")
+}
+
+const securedDoc = `openapi: 3.0.3
+info: {title: secured, version: "1"}
+security: [{key: []}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-API-Key}
+    tok: {type: http, scheme: bearer}
+paths:
+  /a:
+    get: {operationId: a, summary: a, responses: {"200": {description: ok}}}
+  /b:
+    get: {operationId: b, summary: b, security: [{tok: []}], responses: {"200": {description: ok}}}
+  /c:
+    get: {operationId: c, summary: c, security: [], responses: {"200": {description: ok}}}
+`
+
+// At startup, one warning per security scheme that operations require and
+// no configured credential satisfies, naming the operations; none once the
+// credential is configured.
+func TestBinaryWarnsOfMissingBackendCredentials(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "secured.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(securedDoc), 0o600))
+	p := startGateway(t, "--openapi", f, "--upstream", "http://127.0.0.1:9", "--listen", freeAddr(t))
+	logs := stderrOf(p)
+	require.Equal(t, 2, strings.Count(logs, "backend credentials:"), logs)
+	require.Contains(t, logs, `security scheme \"key\" (apiKey in header X-API-Key) has no configured credential; set backend_api_keys key=VALUE`)
+	require.Contains(t, logs, `scheme=key tools=1 names=a`)
+	require.Contains(t, logs, `scheme=tok tools=1 names=b`)
+
+	p = startGateway(t, "--openapi", f, "--upstream", "http://127.0.0.1:9", "--listen", freeAddr(t),
+		"--backend-api-keys", "key=k", "--backend-bearer-token", "t")
+	require.NotContains(t, stderrOf(p), "backend credentials:")
+}
