@@ -114,8 +114,7 @@ func (s *Server) servePOST(w http.ResponseWriter, r *http.Request) {
 		// Modern headers without the modern body fields: a malformed
 		// 2026-07-28 request. Answer with a modern error so the client
 		// stays modern.
-		err = reject(http.StatusBadRequest, mcp.CodeInvalidParams,
-			"Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities")
+		err = s.serveIncompleteModern(w, r, msg)
 	default:
 		err = reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
 			"Bad Request: Mcp-Session-Id header is required; start with initialize")
@@ -152,10 +151,6 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	if err := checkMirroredHeaders(r, msg, meta); err != nil {
 		return err
 	}
-	if !isJSONObject(meta.fields.ClientCapabilities) {
-		return reject(http.StatusBadRequest, mcp.CodeInvalidParams,
-			"Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object")
-	}
 	req := &mcp.Request{
 		Ctx:           r.Context(), // closing the stream cancels the request
 		Era:           mcp.EraStateless,
@@ -178,6 +173,10 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		req.Out = reply
 		s.dispatch(req, s.notFound, reply)
 		return nil
+	}
+	if !isJSONObject(meta.fields.ClientCapabilities) {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidParams,
+			"Invalid params: _meta io.modelcontextprotocol/clientCapabilities must be an object")
 	}
 	if meta.fields.LogLevel != nil {
 		lvl, ok := mcp.ParseLogLevel(*meta.fields.LogLevel)
@@ -204,6 +203,27 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	req.Out = reply
 	s.dispatch(req, m.handle, reply)
 	return nil
+}
+
+// serveIncompleteModern answers a request with 2026-07-28 headers whose
+// params lack the required _meta, in the stateless era's order: a
+// mismatched Mcp-Method header (-32020), then a method the era does not
+// have (404, -32601: ping, say, which no _meta would make exist), then the
+// missing _meta (-32602).
+func (s *Server) serveIncompleteModern(w http.ResponseWriter, r *http.Request, msg *message) error {
+	if got := r.Header.Get(headerMethod); got != "" && got != msg.Method {
+		return reject(http.StatusBadRequest, mcp.CodeHeaderMismatch, "Header mismatch: Mcp-Method header %q does not match body method %q", got, msg.Method)
+	}
+	if _, ok := s.lookup(msg.Method, mcp.EraStateless); !ok && msg.isRequest() {
+		req := &mcp.Request{Ctx: r.Context(), Era: mcp.EraStateless, Version: mcp.Version20260728, ID: msg.ID,
+			Method: msg.Method, Params: msg.Params, LogLevel: mcp.LevelOff, Client: remoteHost(r), Stamp: s.stamper}
+		reply := newPostReply(w, s)
+		req.Out = reply
+		s.dispatch(req, s.notFound, reply)
+		return nil
+	}
+	return reject(http.StatusBadRequest, mcp.CodeInvalidParams,
+		"Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities")
 }
 
 // checkMirroredHeaders enforces the 2026-07-28 rule that Mcp-Method and
