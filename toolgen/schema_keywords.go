@@ -3,6 +3,7 @@ package toolgen
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -136,17 +137,44 @@ func (b *schemaBuild) typeKeyword(types []string) {
 	}
 }
 
-// texts writes title and description.
+// texts writes title and description. A format no validator knows (see
+// knownFormat) is said in the description instead of as format.
 func (b *schemaBuild) texts(s *openapi3.Schema) {
 	b.ms.addString("title", s.Title)
-	b.ms.addString("description", s.Description)
+	desc := s.Description
+	if s.Format != "" && !knownFormat(s.Format) {
+		if desc != "" {
+			desc = strings.TrimRight(desc, " \t\n") + "\n\n"
+		}
+		desc += "Format: " + s.Format + "."
+	}
+	b.ms.addString("description", desc)
+}
+
+// knownFormat reports whether format is one JSON Schema clients know: a
+// JSON Schema 2020-12 format, or one of the OpenAPI Format Registry's
+// basic formats, which OpenAPI documents use on most numbers and which the
+// common validators (ajv-formats among them) know too. Clients log every
+// other value (free text such as "repo.nwo" or "comma-separated list"), so
+// it goes into the description.
+func knownFormat(format string) bool {
+	switch format {
+	case "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+		"ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
+		"json-pointer", "relative-json-pointer", "regex",
+		"int32", "int64", "float", "double", "byte", "binary", "password":
+		return true
+	}
+	return false
 }
 
 // formatAndContent writes format and how string content is encoded.
 // Arguments are JSON, so binary data in an input schema travels as base64
 // even where the document does not say so.
 func (b *schemaBuild) formatAndContent(s *openapi3.Schema) {
-	b.ms.addString("format", s.Format)
+	if knownFormat(s.Format) {
+		b.ms.addString("format", s.Format)
+	}
 	contentEncoding := s.ContentEncoding
 	if b.st.mode == modeInput && contentEncoding == "" && s.Type.Permits(openapi3.TypeString) &&
 		(s.Format == "binary" || s.ContentMediaType != "") {
