@@ -416,7 +416,7 @@ func (g *generator) paramSchema(p *openapi3.Parameter, st *state) []byte {
 	if raw != nil {
 		return raw
 	}
-	if d := strings.TrimSpace(p.Description); d != "" {
+	if d := strings.TrimSpace(plainText(p.Description)); d != "" {
 		ms.setDescription(jsonString(d))
 	}
 	if p.Deprecated {
@@ -466,7 +466,7 @@ func (g *generator) description(op openapi.Operation) string {
 	o := op.Operation
 	d := g.extString(o.Extensions, extMCPDescription, op.Location())
 	if d == "" {
-		summary, desc := strings.TrimSpace(o.Summary), strings.TrimSpace(o.Description)
+		summary, desc := strings.TrimSpace(plainText(o.Summary)), strings.TrimSpace(plainText(o.Description))
 		switch {
 		case summary == "":
 			d = desc
@@ -508,7 +508,7 @@ func truncateText(s string, n int) string {
 const maxTitle = 100
 
 func toolTitle(o *openapi3.Operation, name string) string {
-	if s := strings.TrimSpace(o.Summary); s != "" {
+	if s := strings.TrimSpace(plainText(o.Summary)); s != "" {
 		line, _, _ := strings.Cut(s, "\n")
 		return truncateText(strings.TrimSpace(line), maxTitle)
 	}

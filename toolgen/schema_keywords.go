@@ -140,8 +140,8 @@ func (b *schemaBuild) typeKeyword(types []string) {
 // texts writes title and description. A format no validator knows (see
 // knownFormat) is said in the description instead of as format.
 func (b *schemaBuild) texts(s *openapi3.Schema) {
-	b.ms.addString("title", s.Title)
-	desc := s.Description
+	b.ms.addString("title", plainText(s.Title))
+	desc := plainText(s.Description)
 	if s.Format != "" && !knownFormat(s.Format) {
 		if desc != "" {
 			desc = strings.TrimRight(desc, " \t\n") + "\n\n"
