@@ -65,3 +65,36 @@ func TestBinaryWarnsOfMissingBackendCredentials(t *testing.T) {
 		"--backend-api-keys", "key=k", "--backend-bearer-token", "t")
 	require.NotContains(t, stderrOf(p), "backend credentials:")
 }
+
+// A 3.0 document with 3.1 schema constructs loads with one warning per
+// construct, naming its place.
+func TestBinaryWarnsOncePerNewerConstruct(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "mixed.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(`openapi: 3.0.3
+info: {title: mixed, version: "1"}
+paths:
+  /x:
+    post:
+      operationId: postX
+      summary: x
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                a: {anyOf: [{type: string}, {type: "null"}]}
+                b: {type: [integer, "null"]}
+      responses:
+        "200": {description: ok}
+`), 0o600))
+	cmd := exec.Command(gatewayBinary(t), "tools", "--openapi", f, "--format", "json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	require.Contains(t, string(out), `"null"`)
+	require.Equal(t, 2, strings.Count(stderr.String(), "OpenAPI 3.1 construct in a pre-3.1 document"), stderr.String())
+	require.Contains(t, stderr.String(), "at=paths./x.post.requestBody.content.application/json.schema.properties.a.anyOf[1]")
+	require.NotContains(t, stderr.String(), "an array of types is for OpenAPI")
+}

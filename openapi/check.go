@@ -145,6 +145,9 @@ func appendValidation(ws []Warning, err error, loc []string) []Warning {
 	if l == "" {
 		l = "document"
 	}
+	if isKinNewerConstruct(err.Error()) {
+		return ws // checkNewerConstructs reports each one, at its place
+	}
 	return append(ws, Warning{Location: l, Message: err.Error()})
 }
 

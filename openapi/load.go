@@ -192,6 +192,7 @@ func finish(ctx context.Context, doc *Document, deferValidation bool) *Document 
 		doc.Warnings = append(doc.Warnings, validate(ctx, doc.T)...)
 	}
 	doc.Warnings = append(doc.Warnings, check(doc.T)...)
+	doc.Warnings = append(doc.Warnings, checkNewerConstructs(doc.T, doc.SourceVersion)...)
 	return doc
 }
 

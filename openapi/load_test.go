@@ -463,3 +463,63 @@ func TestLoadError(t *testing.T) {
 	require.Equal(t, "openapi: load x.yaml: boom", err.Error())
 	require.ErrorIs(t, err, inner)
 }
+
+// One warning per 3.1 construct in a 3.0 document, at its place, and none
+// of kin-openapi's vaguer ones for the same constructs.
+func TestNewerConstructsWarnOncePerPlace(t *testing.T) {
+	doc, err := openapi.LoadData(context.Background(), []byte(`openapi: 3.0.3
+info: {title: t, version: "1"}
+components:
+  schemas:
+    Maybe: {type: [string, "null"]}
+paths:
+  /x:
+    post:
+      operationId: postX
+      summary: x
+      parameters:
+        - {name: q, in: query, schema: {anyOf: [{type: integer}, {type: "null"}]}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                m: {$ref: '#/components/schemas/Maybe'}
+                b: {type: [integer, "null"]}
+      responses:
+        "200": {description: ok}
+`), "mixed.yaml", openapi.LoadOptions{})
+	require.NoError(t, err)
+	var got []string
+	for _, w := range doc.Warnings {
+		require.NotContains(t, w.Message, "an array of types is for OpenAPI", "kin-openapi's own warning is replaced")
+		require.NotContains(t, w.Message, `unsupported 'type' value`, "kin-openapi's own warning is replaced")
+		if strings.Contains(w.Message, "OpenAPI 3.1 construct") {
+			got = append(got, w.Location)
+		}
+	}
+	require.Equal(t, []string{
+		"components.schemas.Maybe",
+		"paths./x.post.parameters.q.schema.anyOf[1]",
+		"paths./x.post.requestBody.content.application/json.schema.properties.b",
+	}, got)
+
+	// 3.1 documents use them as they are: no warning.
+	doc, err = openapi.LoadData(context.Background(), []byte(`openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /x:
+    get:
+      operationId: getX
+      summary: x
+      parameters:
+        - {name: q, in: query, schema: {type: [integer, "null"]}}
+      responses:
+        "200": {description: ok}
+`), "ok31.yaml", openapi.LoadOptions{})
+	require.NoError(t, err)
+	for _, w := range doc.Warnings {
+		require.NotContains(t, w.Message, "3.1 construct")
+	}
+}
