@@ -12,4 +12,28 @@ type Options struct {
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int
+	// OutputSchema is how tools declare their outputSchema: OutputLenient
+	// (the default, also for ""), OutputStrict or OutputOff. An operation's
+	// x-mcp-output-schema overrides it.
+	OutputSchema string
+}
+
+// The output_schema modes.
+const (
+	// OutputLenient declares the response's shape (types, properties,
+	// items, nesting, composition) without the constraints real backends
+	// break most (enum, const, required, format, pattern, bounds, lengths,
+	// additionalProperties: false, item counts); oneOf becomes anyOf, since
+	// without their constraints several branches may match.
+	OutputLenient = "lenient"
+	// OutputStrict declares the document's response schema as it is.
+	OutputStrict = "strict"
+	// OutputOff declares no outputSchema; a JSON object body is still
+	// structuredContent, other JSON only text.
+	OutputOff = "off"
+)
+
+// ValidOutputSchema reports whether mode is an output_schema mode.
+func ValidOutputSchema(mode string) bool {
+	return mode == OutputLenient || mode == OutputStrict || mode == OutputOff
 }

@@ -49,6 +49,8 @@ const (
 	extMCP            = "x-mcp"             // false: no tool
 	extMCPName        = "x-mcp-name"        // the tool's name
 	extMCPDescription = "x-mcp-description" // the tool's description
+	// extMCPOutputSchema overrides Options.OutputSchema for one operation.
+	extMCPOutputSchema = "x-mcp-output-schema"
 )
 
 // Generate turns every operation of doc into a tool, except those excluded
@@ -62,6 +64,12 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("toolgen: glob %q: %w", g, err)
 		}
+	}
+	if opts.OutputSchema == "" {
+		opts.OutputSchema = OutputLenient
+	}
+	if !ValidOutputSchema(opts.OutputSchema) {
+		return nil, fmt.Errorf("toolgen: OutputSchema must be lenient, strict or off, got %q", opts.OutputSchema)
 	}
 	if opts.MaxDescription <= 0 {
 		opts.MaxDescription = defaultMaxDescription

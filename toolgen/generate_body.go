@@ -203,6 +203,11 @@ func (g *generator) bodySchema(kind BodyKind, mt string, schema *openapi3.Schema
 // with an outputSchema must return matching structured content, which a
 // 204 or a differently shaped 202 would break.
 func (g *generator) output(op openapi.Operation, b *Binding) json.RawMessage {
+	mode := g.outputMode(op)
+	if mode == OutputOff {
+		b.OutputOff = true
+		return nil
+	}
 	resps := op.Operation.Responses
 	if resps == nil {
 		return nil
@@ -229,7 +234,11 @@ func (g *generator) output(op openapi.Operation, b *Binding) json.RawMessage {
 		}
 	}
 
-	st := newState(modeOutput, op.Location())
+	smode := modeOutput
+	if mode == OutputLenient {
+		smode = modeLenient
+	}
+	st := newState(smode, op.Location())
 	var ms members
 	if isObjectSchema(schema.Value, 0) {
 		ms = g.conv.members(schema.Value, st, 0, nil)
@@ -244,11 +253,22 @@ func (g *generator) output(op openapi.Operation, b *Binding) json.RawMessage {
 		}
 		b.OutputIsWrapped = true
 	}
-	if defs := g.conv.defsJSON(st.deps, modeOutput, st.loc); defs != nil {
+	if defs := g.conv.defsJSON(st.deps, smode, st.loc); defs != nil {
 		ms.set("$defs", defs)
 	}
 	b.HasOutputSchema = true
 	return ms.json()
+}
+
+// outputMode is the operation's x-mcp-output-schema, else Options.OutputSchema.
+func (g *generator) outputMode(op openapi.Operation) string {
+	if v := g.extString(op.Operation.Extensions, extMCPOutputSchema, op.Location()); v != "" {
+		if ValidOutputSchema(v) {
+			return v
+		}
+		g.warn(op.Location(), fmt.Sprintf("%s must be lenient, strict or off, not %q; using %s", extMCPOutputSchema, v, g.opts.OutputSchema))
+	}
+	return g.opts.OutputSchema
 }
 
 // successRank: 200, 201, then the other codes in numeric order, 2XX last.

@@ -44,28 +44,37 @@ func TestGolden(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, file := range files {
 		base := strings.TrimSuffix(file, ".yaml")
-		t.Run(filepath.Base(base), func(t *testing.T) {
-			opts := goldenOptions(t, loadDoc(t, file))
-			_, set := generateFile(t, file, opts)
-
-			var got bytes.Buffer
-			require.NoError(t, Print(&got, set, "json"))
-			compareGolden(t, base+".golden.json", got.Bytes())
-
-			var warnings bytes.Buffer
-			for _, w := range set.Warnings() {
-				fmt.Fprintln(&warnings, w)
+		// NAME.golden.json holds the document's schemas as they are
+		// (output_schema: strict), NAME.lenient.golden.json the default.
+		for _, mode := range []string{OutputStrict, OutputLenient} {
+			golden := base + ".golden.json"
+			if mode == OutputLenient {
+				golden = base + ".lenient.golden.json"
 			}
-			compareGolden(t, base+".warnings.golden", warnings.Bytes())
+			t.Run(filepath.Base(base)+"/"+mode, func(t *testing.T) {
+				opts := goldenOptions(t, loadDoc(t, file))
+				opts.OutputSchema = mode
+				_, set := generateFile(t, file, opts)
 
-			requireValidSchemas(t, set)
+				var got bytes.Buffer
+				require.NoError(t, Print(&got, set, "json"))
+				compareGolden(t, golden, got.Bytes())
 
-			// Same document, same bytes: names and schemas are deterministic.
-			_, again := generateFile(t, file, opts)
-			var second bytes.Buffer
-			require.NoError(t, Print(&second, again, "json"))
-			require.Equal(t, got.String(), second.String(), "generation is not deterministic")
-		})
+				var warnings bytes.Buffer
+				for _, w := range set.Warnings() {
+					fmt.Fprintln(&warnings, w)
+				}
+				compareGolden(t, base+".warnings.golden", warnings.Bytes())
+
+				requireValidSchemas(t, set)
+
+				// Same document, same bytes: names and schemas are deterministic.
+				_, again := generateFile(t, file, opts)
+				var second bytes.Buffer
+				require.NoError(t, Print(&second, again, "json"))
+				require.Equal(t, got.String(), second.String(), "generation is not deterministic")
+			})
+		}
 	}
 }
 

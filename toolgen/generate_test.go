@@ -350,7 +350,7 @@ components:
         id: {type: string, readOnly: true}
         name: {type: string}
         secret: {type: string, writeOnly: true}
-`, Options{})
+`, Options{OutputSchema: OutputStrict})
 	tl := tool(t, set, "create")
 	in := props(t, tl.InputSchema)
 	require.NotContains(t, in, "id", "readOnly is not an argument")
@@ -359,6 +359,73 @@ components:
 	out := props(t, tl.OutputSchema)
 	require.NotContains(t, out, "secret", "writeOnly is not in the output")
 	require.Equal(t, []string{"id", "name"}, required(t, tl.OutputSchema))
+}
+
+// output_schema: lenient keeps the response's shape and annotations and
+// drops the constraints backends break; off declares none; an operation's
+// x-mcp-output-schema wins over the option.
+func TestOutputSchemaModes(t *testing.T) {
+	const doc = `
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /pets/{id}:
+    get:
+      operationId: getPet
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                additionalProperties: false
+                required: [id, status]
+                properties:
+                  id: {type: integer, format: int64, minimum: 1, description: The id}
+                  status: {type: string, enum: [available, sold], examples: [sold]}
+                  tags: {type: array, minItems: 1, maxItems: 3, uniqueItems: true, items: {type: string, pattern: "^[a-z]+$", maxLength: 9}}
+                  owner:
+                    oneOf:
+                      - {type: object, required: [name], properties: {name: {type: string, const: x}}}
+                      - {type: string, minLength: 2}
+  /strict:
+    get:
+      operationId: getStrict
+      x-mcp-output-schema: strict
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object, required: [a], properties: {a: {type: string, enum: [x]}}}}}}
+  /off:
+    get:
+      operationId: getOff
+      x-mcp-output-schema: "off"
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object, properties: {a: {type: string}}}}}}
+`
+	set := genDoc(t, doc, Options{})
+	got := string(tool(t, set, "getPet").OutputSchema)
+	for _, gone := range []string{`"required"`, `"enum"`, `"format"`, `"minimum"`, `"minItems"`, `"maxItems"`, `"uniqueItems"`, `"pattern"`, `"maxLength"`, `"minLength"`, `"const"`, `"additionalProperties"`, `"oneOf"`} {
+		require.NotContains(t, got, gone, "lenient drops %s", gone)
+	}
+	for _, kept := range []string{`"type":"object"`, `"description":"The id"`, `"examples":["sold"]`, `"items":{"type":"string"}`, `"anyOf":[`, `"properties":{"name":{"type":"string"}}`} {
+		require.Contains(t, got, kept, "lenient keeps %s", kept)
+	}
+	require.Contains(t, string(tool(t, set, "getStrict").OutputSchema), `"enum":["x"]`, "x-mcp-output-schema: strict")
+	off := tool(t, set, "getOff")
+	require.Nil(t, off.OutputSchema, "x-mcp-output-schema: off")
+	require.True(t, off.Binding.OutputOff)
+
+	set = genDoc(t, doc, Options{OutputSchema: OutputStrict})
+	require.Contains(t, string(tool(t, set, "getPet").OutputSchema), `"enum":["available","sold"]`)
+	set = genDoc(t, doc, Options{OutputSchema: OutputOff})
+	require.Nil(t, tool(t, set, "getPet").OutputSchema)
+	require.Contains(t, string(tool(t, set, "getStrict").OutputSchema), `"required":["a"]`, "the operation's own mode wins")
+
+	d, err := openapi.LoadData(context.Background(), []byte(doc), "", openapi.LoadOptions{})
+	require.NoError(t, err)
+	_, err = Generate(d, Options{OutputSchema: "loose"})
+	require.ErrorContains(t, err, `OutputSchema must be lenient, strict or off, got "loose"`)
 }
 
 func TestOutputSchemas(t *testing.T) {

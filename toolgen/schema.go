@@ -28,6 +28,9 @@ type schemaMode uint8
 const (
 	modeInput schemaMode = iota
 	modeOutput
+	// modeLenient is an output schema with the response's shape only
+	// (output_schema: lenient): see schema_keywords.go.
+	modeLenient
 )
 
 // maxSchemaDepth bounds the nesting of inline (not referenced) schemas.
@@ -49,7 +52,7 @@ type converter struct {
 	compName map[*openapi3.Schema]string
 	names    map[string]string // definition id → name in $defs
 	taken    map[string]bool   // names in use
-	defs     [2]map[string]*def
+	defs     [3]map[string]*def
 	warn     func(loc, msg string)
 }
 
@@ -60,7 +63,7 @@ func newConverter(doc *openapi3.T, warn func(loc, msg string)) *converter {
 		compName: map[*openapi3.Schema]string{},
 		names:    map[string]string{},
 		taken:    map[string]bool{},
-		defs:     [2]map[string]*def{{}, {}},
+		defs:     [3]map[string]*def{{}, {}, {}},
 		warn:     warn,
 	}
 	if doc.Components != nil {

@@ -66,6 +66,11 @@ func (c *converter) members(s *openapi3.Schema, st *state, depth int, hidden map
 	return b.ms
 }
 
+// lenient reports whether constraints are left out (output_schema:
+// lenient): the groups below then write only the shape and the
+// annotations.
+func (b *schemaBuild) lenient() bool { return b.st.mode == modeLenient }
+
 // sub converts a subschema, one level deeper.
 func (b *schemaBuild) sub(ref *openapi3.SchemaRef) []byte {
 	return b.c.convert(ref, b.st, b.depth+1)
@@ -110,7 +115,7 @@ func (b *schemaBuild) addBoolOrSchema(key string, v openapi3.BoolSchema, relaxFa
 	switch {
 	case v.Schema != nil:
 		b.ms.add(key, b.sub(v.Schema))
-	case v.Has != nil && (*v.Has || !relaxFalse || b.st.mode == modeInput):
+	case v.Has != nil && (*v.Has || (!relaxFalse && !b.lenient()) || b.st.mode == modeInput):
 		b.ms.add(key, jsonBool(*v.Has))
 	}
 }
@@ -172,7 +177,7 @@ func knownFormat(format string) bool {
 // Arguments are JSON, so binary data in an input schema travels as base64
 // even where the document does not say so.
 func (b *schemaBuild) formatAndContent(s *openapi3.Schema) {
-	if knownFormat(s.Format) {
+	if knownFormat(s.Format) && !b.lenient() {
 		b.ms.addString("format", s.Format)
 	}
 	contentEncoding := s.ContentEncoding
@@ -188,10 +193,10 @@ func (b *schemaBuild) formatAndContent(s *openapi3.Schema) {
 // and examples. A 3.0 nullable enum gains null, which it would otherwise
 // reject. A value encoding/json cannot represent is left out.
 func (b *schemaBuild) values(s *openapi3.Schema) {
-	if s.Const != nil {
+	if s.Const != nil && !b.lenient() {
 		b.ms.addValue("const", s.Const)
 	}
-	if len(s.Enum) > 0 {
+	if len(s.Enum) > 0 && !b.lenient() {
 		enum := s.Enum
 		if s.Nullable && !slices.Contains(enum, nil) {
 			enum = append(slices.Clip(enum), nil)
@@ -216,6 +221,9 @@ func (b *schemaBuild) flags(s *openapi3.Schema) {
 // numberBounds writes minimum, maximum and multipleOf. A multipleOf that
 // is not a positive finite number is invalid JSON Schema and is left out.
 func (b *schemaBuild) numberBounds(s *openapi3.Schema) {
+	if b.lenient() {
+		return
+	}
 	b.bound("minimum", "exclusiveMinimum", s.Min, s.ExclusiveMin)
 	b.bound("maximum", "exclusiveMaximum", s.Max, s.ExclusiveMax)
 	if s.MultipleOf != nil && *s.MultipleOf > 0 && !math.IsInf(*s.MultipleOf, 0) {
@@ -244,6 +252,9 @@ func (b *schemaBuild) bound(inclusiveKey, exclusiveKey string, v *float64, ex op
 // stringConstraints writes minLength, maxLength and pattern. kin-openapi
 // reads an absent minLength as 0, which constrains nothing.
 func (b *schemaBuild) stringConstraints(s *openapi3.Schema) {
+	if b.lenient() {
+		return
+	}
 	b.ms.addNonZeroUint("minLength", s.MinLength)
 	b.ms.addUintPtr("maxLength", s.MaxLength)
 	b.ms.addString("pattern", s.Pattern)
@@ -253,6 +264,9 @@ func (b *schemaBuild) stringConstraints(s *openapi3.Schema) {
 func (b *schemaBuild) arrayKeywords(s *openapi3.Schema) {
 	b.addSub("items", s.Items)
 	b.addSubs("prefixItems", s.PrefixItems)
+	if b.lenient() {
+		return
+	}
 	b.addSub("contains", s.Contains)
 	b.ms.addUintPtr("minContains", s.MinContains)
 	b.ms.addUintPtr("maxContains", s.MaxContains)
@@ -303,6 +317,10 @@ func (b *schemaBuild) objectKeywords(s *openapi3.Schema, hide map[string]bool) {
 	}
 	b.addSchemaMap("patternProperties", s.PatternProperties)
 	b.addBoolOrSchema("additionalProperties", s.AdditionalProperties, true)
+	if b.lenient() {
+		b.addBoolOrSchema("unevaluatedProperties", s.UnevaluatedProperties, true)
+		return
+	}
 	b.addSub("propertyNames", s.PropertyNames)
 	b.required(s.Required, hide)
 	if len(s.DependentRequired) > 0 {
@@ -341,6 +359,16 @@ func (b *schemaBuild) composition(s *openapi3.Schema, hide map[string]bool) {
 		b.ms.add("allOf", b.allOf(s.AllOf, hide))
 	}
 	b.addSubs("anyOf", s.AnyOf)
+	if b.lenient() {
+		// Without their constraints several branches may fit one value,
+		// which oneOf would refuse. not and if/then/else only constrain.
+		if len(s.AnyOf) == 0 {
+			b.addSubs("anyOf", s.OneOf)
+		} else {
+			b.addSubs("oneOf", s.OneOf)
+		}
+		return
+	}
 	b.addSubs("oneOf", s.OneOf)
 	b.addSub("not", s.Not)
 	b.addSub("if", s.If)

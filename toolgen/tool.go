@@ -56,6 +56,9 @@ type Binding struct {
 	OutputIsWrapped bool
 	// HasOutputSchema is true when OutputSchema is set.
 	HasOutputSchema bool
+	// OutputOff: output_schema is off for this tool; only a JSON object
+	// body becomes structuredContent.
+	OutputOff bool
 }
 
 // ParamBinding is one parameter and the argument that carries it.

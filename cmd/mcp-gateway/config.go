@@ -54,6 +54,7 @@ type config struct {
 	LogFormat           string
 	Include, Exclude    []string
 	MaxDescription      int
+	OutputSchema        string
 	OpenAPITimeout      time.Duration
 	OpenAPIMaxBytes     int64
 	BackendTimeout      time.Duration
@@ -147,6 +148,8 @@ var options = []option{
 		set: list(func(c *config) *[]string { return &c.Exclude })},
 	{key: "max_description", tools: true, def: "1024", usage: "longest tool description in characters",
 		set: positiveInt(func(c *config) *int { return &c.MaxDescription })},
+	{key: "output_schema", tools: true, def: "lenient", usage: "outputSchema of the tools: lenient (the response's shape without the constraints backends break), strict (the document's schema) or off; an operation's x-mcp-output-schema wins",
+		set: oneOf([]string{"lenient", "strict", "off"}, func(c *config) *string { return &c.OutputSchema })},
 	{key: "openapi_timeout", tools: true, def: "30s", usage: "timeout for fetching the OpenAPI document and its external $refs",
 		set: duration(func(c *config) *time.Duration { return &c.OpenAPITimeout })},
 	{key: "openapi_max_bytes", tools: true, def: "64MiB", usage: "largest OpenAPI document (or referenced file) accepted",

@@ -287,7 +287,7 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 	}
 	validated := make(chan []openapi.Warning, 1)
 	go func() { validated <- openapi.Validate(ctx, doc) }()
-	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription})
+	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription, OutputSchema: cfg.OutputSchema})
 	doc.Warnings = append(<-validated, doc.Warnings...) // validation's findings first, then the load's own
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating tools: %w", err)
