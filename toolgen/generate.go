@@ -272,6 +272,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 		b.Body = g.body(op, rb.Value, taken, in, &props, &required)
 	}
 	out := g.output(op, b)
+	b.OutputSchema = out
 
 	title := toolTitle(o, name)
 	t := &Tool{

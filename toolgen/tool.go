@@ -59,6 +59,9 @@ type Binding struct {
 	// OutputOff: output_schema is off for this tool; only a JSON object
 	// body becomes structuredContent.
 	OutputOff bool
+	// OutputSchema is the declared outputSchema (the same bytes as the
+	// tool's), which the call path checks every structuredContent against.
+	OutputSchema json.RawMessage
 }
 
 // ParamBinding is one parameter and the argument that carries it.

@@ -44,9 +44,12 @@ type callPlan struct {
 	// so wireArgsValid may accept (see ownWireKeys).
 	fastArgs bool
 	creds    credentialSet
-	// hasOutput and wrapped mirror binding.HasOutputSchema and
-	// binding.OutputIsWrapped.
-	hasOutput, wrapped bool
+	// hasOutput, wrapped and outputOff mirror binding.HasOutputSchema,
+	// binding.OutputIsWrapped and binding.OutputOff.
+	hasOutput, wrapped, outputOff bool
+	// output checks structuredContent against the declared outputSchema
+	// (output.go); nil when there is none.
+	output *outputCheck
 }
 
 // pathPiece is a literal run of the path template or one parameter.
@@ -125,6 +128,10 @@ func (c *Caller) newPlan(b *toolgen.Binding) (*callPlan, error) {
 		args:      make(map[string]argSlot),
 		hasOutput: b.HasOutputSchema,
 		wrapped:   b.OutputIsWrapped,
+		outputOff: b.OutputOff,
+	}
+	if b.HasOutputSchema {
+		p.output = compileOutput(b.OutputSchema)
 	}
 	if p.method == "" || strings.ContainsFunc(p.method, func(r rune) bool { return !isTokenChar(r) }) {
 		return nil, fmt.Errorf("invalid HTTP method %q", b.Method)

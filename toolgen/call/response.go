@@ -216,12 +216,20 @@ func (p *callPlan) jsonResult(status string, body []byte) (*mcp.CallToolResult, 
 	isObject := firstNonSpace(body) == '{'
 	var structured json.RawMessage
 	switch {
+	case p.outputOff && !isObject:
+		// output_schema off: only an object is structuredContent.
+		return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: bytesString(body)}}}, body
 	case p.wrapped || (!isObject && !p.hasOutput):
 		structured = wrapResult(body)
 	case isObject:
 		structured = json.RawMessage(body)
 	default:
 		return p.contractError(status, "the schema expects a JSON object but the response is "+jsonKindName(firstNonSpace(body)), body, "application/json"), nil
+	}
+	if p.output != nil {
+		if where := p.output.check(structured); where != "" {
+			return driftResult(status, where, body, p.wrapped), nil
+		}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{{Type: "text", Text: bytesString(body)}},
