@@ -46,6 +46,9 @@ func compileOutput(raw json.RawMessage) *outputCheck {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseRegexpEngine(lenientRegexp)
+	// Clients assert formats (the TypeScript SDK's ajv-formats does), so a
+	// strict schema's format must hold here too.
+	c.AssertFormat()
 	if err := c.AddResource("mcp-gateway:output", doc); err != nil {
 		return nil
 	}
