@@ -31,6 +31,7 @@ import (
 // outputCheck is one tool's compiled outputSchema.
 type outputCheck struct {
 	schema *jsonschema.Schema
+	fast   *shape // nil when the schema asserts more than a shape (shape.go)
 }
 
 var printer = message.NewPrinter(language.English)
@@ -56,11 +57,14 @@ func compileOutput(raw json.RawMessage) *outputCheck {
 	if err != nil {
 		return nil
 	}
-	return &outputCheck{schema: s}
+	return &outputCheck{schema: s, fast: compileShape(raw)}
 }
 
 // check returns where structured leaves the schema, or "" when it fits.
 func (o *outputCheck) check(structured []byte) string {
+	if o.fast != nil && o.fast.fits(structured) {
+		return ""
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
 	if err != nil {
 		return "it is not valid JSON"

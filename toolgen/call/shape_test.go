@@ -1,0 +1,205 @@
+package call
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/specs"
+	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+)
+
+// lenientSchemas are the lenient output schemas generated from the golden
+// fixtures (and, with the corpus, from GitHub's description).
+func lenientSchemas(t *testing.T, withCorpus bool) map[string]json.RawMessage {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/*.yaml")
+	require.NoError(t, err)
+	files = append(files, "testdata/drift.yaml")
+	if withCorpus && os.Getenv(specs.Env) != "" {
+		files = append(files, specs.GitHub(t))
+	}
+	out := map[string]json.RawMessage{}
+	for _, f := range files {
+		doc, err := openapi.Load(t.Context(), f, openapi.LoadOptions{})
+		require.NoError(t, err)
+		set, err := toolgen.Generate(doc, toolgen.Options{})
+		require.NoError(t, err)
+		for _, tl := range set.Tools() {
+			if mode, set := tl.Binding.Operation.Extensions["x-mcp-output-schema"]; set && mode != toolgen.OutputLenient {
+				continue // this operation asks for another mode
+			}
+			if tl.OutputSchema != nil && tl.Binding.HasOutputSchema {
+				out[filepath.Base(f)+"/"+tl.Name] = tl.OutputSchema
+			}
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// Every lenient schema gets the fast check (that is what lenient is for),
+// and the fast check never lets through what the library refuses: over
+// values made from the schema's own property names, with wrong types,
+// nulls, nesting and extra members mixed in, "fits" implies the library
+// accepts. It must also say "fits" often, or it would only be slow.
+func TestShapeCheckAgreesWithTheLibrary(t *testing.T) {
+	schemas := lenientSchemas(t, true)
+	names := make([]string, 0, len(schemas))
+	for n := range schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	rng := rand.New(rand.NewPCG(7, 11))
+	fits, total := 0, 0
+	for _, name := range names {
+		raw := schemas[name]
+		check := compileOutput(raw)
+		require.NotNil(t, check, name)
+		require.NotNil(t, check.fast, "%s: a lenient schema without the fast check: %s", name, raw)
+		keys := propertyNames(raw)
+		for range 60 {
+			v := randomValue(rng, keys, 0)
+			data, err := json.Marshal(v)
+			require.NoError(t, err)
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+			require.NoError(t, err)
+			libOK := check.schema.Validate(inst) == nil
+			fastOK := check.fast.fits(data)
+			total++
+			if fastOK {
+				fits++
+				require.True(t, libOK, "%s: the fast check let through what the library refuses:\n%s\nschema %s", name, data, raw)
+			}
+		}
+		// A value made to fit: the object with every property null-free
+		// per its type is too much to build here; the drift fixture's
+		// bodies are checked in TestStructuredContentAlwaysFitsTheDeclaredSchema.
+	}
+	t.Logf("%d schemas, %d values, the fast check said fits for %d", len(names), total, fits)
+	require.Greater(t, fits, total/20, "the fast check almost never says fits")
+}
+
+// The fast check agrees on hand-picked values for each keyword it reads.
+func TestShapeCheckCases(t *testing.T) {
+	for _, tc := range []struct {
+		schema, value string
+		fits          bool
+	}{
+		{`{"type":"integer"}`, `3`, true},
+		{`{"type":"integer"}`, `3.0`, true},
+		{`{"type":"integer"}`, `3.5`, false},
+		{`{"type":"integer"}`, `"3"`, false},
+		{`{"type":["string","null"]}`, `null`, true},
+		{`{"type":["string","null"]}`, `1`, false},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, `{"a":"x","b":1}`, true},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, `{"b":1,"a":2}`, false},
+		{`{"type":"object","properties":{"a\"b":{"type":"string"}}}`, `{"a\"b":2}`, false},
+		{`{"type":"object","properties":{"ab":{"type":"string"}}}`, `{"\u0061b":2}`, false},
+		{`{"type":"object","additionalProperties":{"type":"integer"}}`, `{"x":1,"y":"2"}`, false},
+		{`{"type":"array","items":{"type":"string"}}`, `["a","b\"c"]`, true},
+		{`{"type":"array","items":{"type":"string"}}`, `["a",1]`, false},
+		{`{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}}`, `[1,"a"]`, true},
+		{`{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}}`, `["a"]`, false},
+		{`{"anyOf":[{"type":"string"},{"type":"null"}]}`, `null`, true},
+		{`{"anyOf":[{"type":"string"},{"type":"null"}]}`, `{}`, false},
+		{`{"allOf":[{"type":"object"},{"properties":{"a":{"type":"integer"}}}]}`, `{"a":1}`, true},
+		{`{"allOf":[{"type":"object"},{"properties":{"a":{"type":"integer"}}}]}`, `{"a":[]}`, false},
+		{`{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N"}}}}}`, `{"next":{"next":{"next":null}}}`, false},
+		{`{"$ref":"#/$defs/N","$defs":{"N":{"type":["object","null"],"properties":{"next":{"$ref":"#/$defs/N"}}}}}`, `{"next":{"next":{"next":null}}}`, true},
+		{`{"type":"object","properties":{"a":{"description":"anything"}}}`, `{"a":[1,{"b":"}"}]}`, true},
+		{`false`, `1`, false},
+		{`{"type":"object","required":["a","b"]}`, `{"b":1,"a":2}`, true},
+		{`{"type":"object","required":["a","b"]}`, `{"b":1}`, false},
+		{`{"type":"object","required":["a"]}`, `{}`, false},
+		{`{"type":"object","properties":{"a":{}},"required":["a"]}`, `{"\u0061":1}`, true},
+	} {
+		check := compileOutput(json.RawMessage(tc.schema))
+		require.NotNil(t, check, tc.schema)
+		require.NotNil(t, check.fast, tc.schema)
+		require.Equal(t, tc.fits, check.fast.fits([]byte(tc.value)), "%s on %s", tc.value, tc.schema)
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.value))
+		require.NoError(t, err)
+		require.Equal(t, tc.fits, check.schema.Validate(inst) == nil, "the library on %s, %s", tc.value, tc.schema)
+	}
+	// A schema that asserts more than a shape gets no fast check.
+	for _, s := range []string{`{"type":"string","enum":["a"]}`, `{"type":"string","format":"date"}`, `{"oneOf":[{"type":"string"}]}`} {
+		check := compileOutput(json.RawMessage(s))
+		require.NotNil(t, check, s)
+		require.Nil(t, check.fast, s)
+	}
+}
+
+// propertyNames collects every property name of a schema, for values that
+// reach deep into it.
+func propertyNames(raw json.RawMessage) []string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	seen := map[string]bool{}
+	var walk func(any)
+	walk = func(x any) {
+		switch t := x.(type) {
+		case map[string]any:
+			if props, ok := t["properties"].(map[string]any); ok {
+				for k := range props {
+					seen[k] = true
+				}
+			}
+			for _, v := range t {
+				walk(v)
+			}
+		case []any:
+			for _, v := range t {
+				walk(v)
+			}
+		}
+	}
+	walk(v)
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return append(out, "result", "extra")
+}
+
+func randomValue(rng *rand.Rand, keys []string, depth int) any {
+	n := 8
+	if depth > 4 {
+		n = 5 // leaves only
+	}
+	switch rng.IntN(n) {
+	case 0:
+		return nil
+	case 1:
+		return rng.IntN(2) == 0
+	case 2:
+		return rng.IntN(100) - 10
+	case 3:
+		return float64(rng.IntN(1000)) / 8
+	case 4:
+		return fmt.Sprintf("s%d", rng.IntN(10))
+	case 5, 6:
+		m := map[string]any{}
+		for range rng.IntN(5) {
+			m[keys[rng.IntN(len(keys))]] = randomValue(rng, keys, depth+1)
+		}
+		return m
+	default:
+		var a []any
+		for range rng.IntN(4) {
+			a = append(a, randomValue(rng, keys, depth+1))
+		}
+		return a
+	}
+}
