@@ -55,7 +55,7 @@ type shape struct {
 	propList   []namedShape // props, when there are few: a scan beats hashing
 	additional *shape       // nil: any
 	required   []string     // at most 64
-	items      *shape // nil: any
+	items      *shape       // nil: any
 	prefix     []*shape
 	anyOf      []*shape
 	allOf      []*shape
