@@ -474,6 +474,8 @@ components:
     Maybe: {type: [string, "null"]}
 paths:
   /x:
+    parameters:
+      - {name: p, in: query, schema: {type: [boolean, "null"]}}
     post:
       operationId: postX
       summary: x
@@ -488,7 +490,10 @@ paths:
                 m: {$ref: '#/components/schemas/Maybe'}
                 b: {type: [integer, "null"]}
       responses:
-        "200": {description: ok}
+        "200":
+          description: ok
+          headers:
+            X-Next: {schema: {type: [string, "null"]}}
 `), "mixed.yaml", openapi.LoadOptions{})
 	require.NoError(t, err)
 	var got []string
@@ -501,8 +506,10 @@ paths:
 	}
 	require.Equal(t, []string{
 		"components.schemas.Maybe",
+		"paths./x.parameters.p.schema",
 		"paths./x.post.parameters.q.schema.anyOf[1]",
 		"paths./x.post.requestBody.content.application/json.schema.properties.b",
+		"paths./x.post.responses.200.headers.X-Next.schema",
 	}, got)
 
 	// 3.1 documents use them as they are: no warning.

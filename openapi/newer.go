@@ -59,11 +59,22 @@ func checkNewerConstructs(t *openapi3.T, version string) []Warning {
 		for _, name := range sortedNames(c.Responses) {
 			if r := c.Responses[name]; r != nil && r.Value != nil {
 				w.content(r.Value.Content, "components.responses."+name)
+				w.headers(r.Value.Headers, "components.responses."+name+".headers")
 			}
 		}
+		w.headers(c.Headers, "components.headers")
 	}
+	pathItems := map[*openapi3.PathItem]bool{}
 	for _, op := range Operations(t) {
 		loc := op.Location()
+		if item := op.PathItem; item != nil && !pathItems[item] {
+			pathItems[item] = true
+			for _, p := range item.Parameters {
+				if p != nil && p.Ref == "" && p.Value != nil {
+					w.parameter(p.Value, "paths."+op.Path+".parameters."+p.Value.Name)
+				}
+			}
+		}
 		for _, p := range op.Operation.Parameters {
 			if p != nil && p.Ref == "" && p.Value != nil {
 				w.parameter(p.Value, loc+".parameters."+p.Value.Name)
@@ -76,6 +87,7 @@ func checkNewerConstructs(t *openapi3.T, version string) []Warning {
 			for _, code := range sortedNames(rs.Map()) {
 				if r := rs.Value(code); r != nil && r.Ref == "" && r.Value != nil {
 					w.content(r.Value.Content, loc+".responses."+code)
+					w.headers(r.Value.Headers, loc+".responses."+code+".headers")
 				}
 			}
 		}
@@ -91,6 +103,14 @@ type newerWalk struct {
 func (w *newerWalk) parameter(p *openapi3.Parameter, loc string) {
 	w.schema(p.Schema, loc+".schema", false)
 	w.content(p.Content, loc)
+}
+
+func (w *newerWalk) headers(hs openapi3.Headers, loc string) {
+	for _, name := range sortedNames(hs) {
+		if h := hs[name]; h != nil && h.Ref == "" && h.Value != nil {
+			w.parameter(&h.Value.Parameter, loc+"."+name)
+		}
+	}
 }
 
 func (w *newerWalk) content(c openapi3.Content, loc string) {

@@ -426,6 +426,11 @@ func (g *generator) paramSchema(p *openapi3.Parameter, st *state) []byte {
 		return raw
 	}
 	if d := strings.TrimSpace(plainText(p.Description)); d != "" {
+		// The parameter's description replaces the schema's, and with it
+		// the note of a format no client knows (see texts): say it again.
+		if ref.Value != nil && ref.Value.Format != "" && !knownFormat(ref.Value.Format) {
+			d += "\n\nFormat: " + ref.Value.Format + "."
+		}
 		ms.setDescription(jsonString(d))
 	}
 	if p.Deprecated {

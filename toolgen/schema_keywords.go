@@ -362,10 +362,15 @@ func (b *schemaBuild) composition(s *openapi3.Schema, hide map[string]bool) {
 	if b.lenient() {
 		// Without their constraints several branches may fit one value,
 		// which oneOf would refuse. not and if/then/else only constrain.
-		if len(s.AnyOf) == 0 {
+		switch {
+		case len(s.OneOf) == 0:
+		case len(s.AnyOf) == 0:
 			b.addSubs("anyOf", s.OneOf)
-		} else {
-			b.addSubs("oneOf", s.OneOf)
+		case len(s.AllOf) == 0:
+			// anyOf is taken: the oneOf's anyOf goes into an allOf.
+			b.ms.add("allOf", jsonArray([][]byte{members{{"anyOf", b.subs(s.OneOf)}}.json()}))
+		default:
+			b.addSubs("oneOf", s.OneOf) // rare enough to keep as written
 		}
 		return
 	}

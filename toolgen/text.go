@@ -61,6 +61,8 @@ func plainText(s string) string {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
+			// At the end, a tag left open ("when n<limit") is text.
+			b.Write(z.Raw())
 			return tidy(b.String())
 		case html.TextToken:
 			b.Write(z.Text())

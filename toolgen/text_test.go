@@ -22,6 +22,7 @@ func TestPlainText(t *testing.T) {
 		"Line one<br>line two\n\n- a Markdown list":            "Line one\nline two\n\n- a Markdown list",
 		"<pre>x := 1\ny := 2</pre>done":                        "```\nx := 1\ny := 2\n```\n\ndone",
 		"<a>no link</a> and <img alt=\"a chart\" src=x>":       "no link and a chart",
+		"Use <b>x</b> when n<limit":                            "Use **x** when n<limit",
 	} {
 		require.Equal(t, want, plainText(in), "%q", in)
 	}

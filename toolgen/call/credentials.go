@@ -103,33 +103,60 @@ func (c *Caller) satisfy(alt openapi3.SecurityRequirement) (credentialSet, bool)
 		if scheme == nil {
 			return nil, false
 		}
-		switch strings.ToLower(scheme.Type) {
-		case "apikey":
-			key, ok := c.apiKeys[name]
-			if !ok {
-				return nil, false
-			}
-			in := strings.ToLower(scheme.In)
-			cname := scheme.Name
-			if in == openapi3.ParameterInHeader {
-				cname = http.CanonicalHeaderKey(cname)
-			}
-			creds = append(creds, credential{in: in, name: cname, value: key})
-		case "http":
-			if !strings.EqualFold(scheme.Scheme, "bearer") || c.bearer == "" {
-				return nil, false
-			}
-			creds = append(creds, c.bearerCredential())
-		case "oauth2", "openidconnect":
-			if c.bearer == "" {
-				return nil, false
-			}
-			creds = append(creds, c.bearerCredential())
+		cred, ok := c.schemeCredential(name, scheme)
+		switch {
+		case ok:
+			creds = append(creds, cred)
+		case c.staticCovers(scheme):
+			// A configured static header carries it already.
 		default:
 			return nil, false
 		}
 	}
 	return creds, true
+}
+
+// schemeCredential is the configured credential for one scheme.
+func (c *Caller) schemeCredential(name string, scheme *openapi3.SecurityScheme) (credential, bool) {
+	switch strings.ToLower(scheme.Type) {
+	case "apikey":
+		key, ok := c.apiKeys[name]
+		if !ok {
+			return credential{}, false
+		}
+		in := strings.ToLower(scheme.In)
+		cname := scheme.Name
+		if in == openapi3.ParameterInHeader {
+			cname = http.CanonicalHeaderKey(cname)
+		}
+		return credential{in: in, name: cname, value: key}, true
+	case "http":
+		if !strings.EqualFold(scheme.Scheme, "bearer") || c.bearer == "" {
+			return credential{}, false
+		}
+		return c.bearerCredential(), true
+	case "oauth2", "openidconnect":
+		if c.bearer == "" {
+			return credential{}, false
+		}
+		return c.bearerCredential(), true
+	}
+	return credential{}, false
+}
+
+// staticCovers reports whether a configured static header satisfies a
+// scheme: Authorization for http, oauth2 and openIdConnect, the key's
+// header for an apiKey in a header.
+func (c *Caller) staticCovers(scheme *openapi3.SecurityScheme) bool {
+	switch strings.ToLower(scheme.Type) {
+	case "apikey":
+		_, ok := c.headers[http.CanonicalHeaderKey(scheme.Name)]
+		return ok && strings.EqualFold(scheme.In, openapi3.ParameterInHeader)
+	case "http", "oauth2", "openidconnect":
+		_, ok := c.headers["Authorization"]
+		return ok
+	}
+	return false
 }
 
 func (c *Caller) securityScheme(name string) *openapi3.SecurityScheme {
@@ -295,24 +322,12 @@ func (c *Caller) MissingCredentials(tools []*toolgen.Tool) []MissingCredential {
 }
 
 // schemeConfigured reports whether the configuration can satisfy one
-// security scheme.
+// security scheme: the same rule satisfy applies on every call.
 func (c *Caller) schemeConfigured(name string) bool {
 	scheme := c.securityScheme(name)
 	if scheme == nil {
 		return false
 	}
-	_, staticAuth := c.headers["Authorization"]
-	switch strings.ToLower(scheme.Type) {
-	case "apikey":
-		if _, ok := c.apiKeys[name]; ok {
-			return true
-		}
-		_, ok := c.headers[http.CanonicalHeaderKey(scheme.Name)]
-		return ok && strings.EqualFold(scheme.In, openapi3.ParameterInHeader)
-	case "http":
-		return staticAuth || (strings.EqualFold(scheme.Scheme, "bearer") && c.bearer != "")
-	case "oauth2", "openidconnect":
-		return staticAuth || c.bearer != ""
-	}
-	return false
+	_, ok := c.schemeCredential(name, scheme)
+	return ok || c.staticCovers(scheme)
 }

@@ -192,16 +192,32 @@ func TestMissingCredentials(t *testing.T) {
 		return c.MissingCredentials(set.Tools())
 	}
 	require.Equal(t, []MissingCredential{
-		{Scheme: "basic", Type: "http", HTTPScheme: "basic", Tools: []string{"b"}},
-		{Scheme: "key", Type: "apiKey", In: "header", Name: "X-API-Key", Tools: []string{"a"}},
+		{Scheme: "basic", Type: "http", HTTPScheme: "basic", Tools: []string{"b", "e"}},
+		{Scheme: "key", Type: "apiKey", In: "header", Name: "X-API-Key", Tools: []string{"a", "e"}},
 		{Scheme: "tok", Type: "http", HTTPScheme: "bearer", Tools: []string{"b"}},
 	}, missing(Config{}))
-	require.Empty(t, missing(Config{APIKeys: map[string]string{"key": "k"}, BearerToken: "t"}))
+	require.Equal(t, []MissingCredential{{Scheme: "basic", Type: "http", HTTPScheme: "basic", Tools: []string{"e"}}},
+		missing(Config{APIKeys: map[string]string{"key": "k"}, BearerToken: "t"}), "e needs key and basic")
 	require.Empty(t, missing(Config{Headers: map[string]string{"X-Api-Key": "k", "Authorization": "Basic eDp5"}}),
 		"static headers satisfy an apiKey in that header and any http scheme")
-	require.Equal(t, []string{"a"}, func() []string {
+	require.Equal(t, []string{"a", "e"}, func() []string {
 		m := missing(Config{BearerToken: "t"})
-		require.Len(t, m, 1)
-		return m[0].Tools
+		require.Len(t, m, 2)
+		return m[1].Tools
 	}())
+
+	// An alternative of two schemes, one from a key and one from a static
+	// header: reported satisfied, and on the call the key is sent beside
+	// the static header (the check and the call use one rule).
+	require.Empty(t, missing(Config{APIKeys: map[string]string{"key": "k"}, Headers: map[string]string{"Authorization": "Basic eDp5"}, BearerToken: "t"}))
+	backend := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) {})
+	c, err := NewCaller(doc, Config{BaseURL: backend.URL, APIKeys: map[string]string{"key": "k"}, Headers: map[string]string{"Authorization": "Basic eDp5"}})
+	require.NoError(t, err)
+	tl, ok := set.Lookup("e")
+	require.True(t, ok)
+	ctCall(t, c, tl, `{}`)
+	reqs := backend.requests()
+	require.Len(t, reqs, 1)
+	require.Equal(t, "k", reqs[0].Header.Get("X-API-Key"))
+	require.Equal(t, "Basic eDp5", reqs[0].Header.Get("Authorization"))
 }

@@ -1,12 +1,14 @@
 package call
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/openapi"
@@ -80,10 +82,15 @@ func TestStructuredContentAlwaysFitsTheDeclaredSchema(t *testing.T) {
 		{"countPets", "countnotok", false, "at /: got string, want integer"},
 	} {
 		t.Run(tc.tool+"/"+tc.id, func(t *testing.T) {
-			res := ctCall(t, c, lookup(tc.tool), `{"id":"`+tc.id+`"}`)
+			tl := lookup(tc.tool)
+			res := ctCall(t, c, tl, `{"id":"`+tc.id+`"}`)
 			if tc.fits {
 				require.False(t, res.IsError, ctText(res))
 				require.NotEmpty(t, res.StructuredContent)
+				// What was sent fits the declared schema, by the library alone.
+				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.StructuredContent))
+				require.NoError(t, err)
+				require.NoError(t, compileOutput(tl.OutputSchema).schema.Validate(inst))
 				return
 			}
 			require.True(t, res.IsError)

@@ -20,10 +20,10 @@ package call
 // its own contract, and the result is isError: true with a message saying
 // the call succeeded, why no structured result could be given, and the
 // response itself (capped) so the model can still use it. Clients do not
-// check structuredContent on error results. Object responses are not checked
-// property by property against the schema: the backend is the authority on
-// its data, and doing so would cost a full validation per call. Valid JSON
-// labelled text/plain is taken as JSON for such tools.
+// check structuredContent on error results. A JSON body that does not fit
+// the declared schema is answered the same way (output.go): every
+// structuredContent sent fits what the tool declared. Valid JSON labelled
+// text/plain is taken as JSON for such tools.
 
 import (
 	"bytes"
