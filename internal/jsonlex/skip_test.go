@@ -3,10 +3,7 @@ package jsonlex
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 // SkipValue accepts what encoding/json accepts as one value and ends where
@@ -54,25 +51,4 @@ func FuzzSkipValue(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { checkSkipValue(t, in) })
-}
-
-// ScanArray accepts exactly the arrays encoding/json accepts and hands out
-// the elements it decodes.
-func TestScanArray(t *testing.T) {
-	for _, in := range append(scanCorpus, `[]`, ` [ 1 , "a" , {"b":[2]} , null ] `, `[1,]`, `[1 2]`, `[`, `[1]x`, `[[[]]]`) {
-		var want []json.RawMessage
-		werr := json.Unmarshal([]byte(in), &want)
-		var got []string
-		err := ScanArray([]byte(in), func(e []byte) error { got = append(got, string(e)); return nil })
-		isArray := werr == nil && strings.HasPrefix(strings.TrimSpace(in), "[")
-		if !isArray {
-			require.Error(t, err, "%q", in)
-			continue
-		}
-		require.NoError(t, err, "%q", in)
-		require.Len(t, got, len(want), "%q", in)
-		for i := range want {
-			require.Equal(t, strings.TrimSpace(string(want[i])), got[i], "%q", in)
-		}
-	}
 }
