@@ -25,10 +25,14 @@ type method struct {
 // chain. Only New registers (the server's own methods and, through router,
 // the features'), so the table is read-only once the server serves.
 func (s *Server) handle(name string, eras mcp.Era, h mcp.Handler) {
+	s.register(name, method{handle: mcp.Chain(h, s.middleware...), eras: eras})
+}
+
+func (s *Server) register(name string, m method) {
 	if _, dup := s.methods[name]; dup {
 		panic("gateway: method " + name + " registered twice")
 	}
-	s.methods[name] = method{handle: mcp.Chain(h, s.middleware...), eras: eras}
+	s.methods[name] = m
 }
 
 // router is the mcp.Router New hands the features: the table, without
@@ -43,10 +47,7 @@ func (r router) Handle(name string, eras mcp.Era, h mcp.Handler) { r.s.handle(na
 // middleware chain still sees the request: the stream starts only if the
 // chain lets it through to the admitting handler.
 func (s *Server) handleStream(name string, eras mcp.Era, stream func(*Server, http.ResponseWriter, *http.Request, *mcp.Request)) {
-	if _, dup := s.methods[name]; dup {
-		panic("gateway: method " + name + " registered twice")
-	}
-	s.methods[name] = method{handle: mcp.Chain(admitStream, s.middleware...), stream: stream, eras: eras}
+	s.register(name, method{handle: mcp.Chain(admitStream, s.middleware...), stream: stream, eras: eras})
 }
 
 // streamAdmitted is the outcome of a stream request the chain let through:

@@ -169,9 +169,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	m, ok := s.lookup(msg.Method, mcp.EraStateless)
 	if !ok {
 		// The chain sees it too; its handler answers 404 with -32601.
-		reply := newPostReply(w, s)
-		req.Out = reply
-		s.dispatch(req, s.notFound, reply)
+		s.answerPOST(w, req, s.notFound)
 		return nil
 	}
 	if !isJSONObject(meta.fields.ClientCapabilities) {
@@ -199,10 +197,16 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		s.dispatch(req, func(*mcp.Request) (any, error) { return res, err }, newPostReply(w, s))
 		return nil
 	}
+	s.answerPOST(w, req, m.handle)
+	return nil
+}
+
+// answerPOST runs a stateless request's handler and answers on its POST:
+// JSON, or SSE once the request has notifications to send.
+func (s *Server) answerPOST(w http.ResponseWriter, req *mcp.Request, h mcp.Handler) {
 	reply := newPostReply(w, s)
 	req.Out = reply
-	s.dispatch(req, m.handle, reply)
-	return nil
+	s.dispatch(req, h, reply)
 }
 
 // serveIncompleteModern answers a request with 2026-07-28 headers whose
@@ -217,9 +221,7 @@ func (s *Server) serveIncompleteModern(w http.ResponseWriter, r *http.Request, m
 	if _, ok := s.lookup(msg.Method, mcp.EraStateless); !ok && msg.isRequest() {
 		req := &mcp.Request{Ctx: r.Context(), Era: mcp.EraStateless, Version: mcp.Version20260728, ID: msg.ID,
 			Method: msg.Method, Params: msg.Params, LogLevel: mcp.LevelOff, Client: remoteHost(r), Stamp: s.stamper}
-		reply := newPostReply(w, s)
-		req.Out = reply
-		s.dispatch(req, s.notFound, reply)
+		s.answerPOST(w, req, s.notFound)
 		return nil
 	}
 	return reject(http.StatusBadRequest, mcp.CodeInvalidParams,
@@ -402,16 +404,21 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid
 	default:
 		reply := newPostReply(w, s)
 		req := s.sessionRequest(r, sess, msg, meta, reply)
-		m, ok := s.lookup(msg.Method, mcp.EraSession)
-		h := m.handle
-		if !ok || m.stream != nil {
-			h = s.notFound
-		}
 		done := s.trackInflight(sess.ID, msg.ID, req)
 		defer done()
-		s.dispatch(req, h, reply)
+		s.dispatch(req, s.sessionHandler(msg.Method), reply)
 	}
 	return nil
+}
+
+// sessionHandler is the handler of a session-era method, inside the
+// middleware chain; a method the era lacks (streams are stateless only) is
+// answered "method not found".
+func (s *Server) sessionHandler(method string) mcp.Handler {
+	if m, ok := s.lookup(method, mcp.EraSession); ok && m.stream == nil {
+		return m.handle
+	}
+	return s.notFound
 }
 
 // sessionRequest builds the request value of a session-era request. Its
@@ -547,13 +554,8 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			rec := &collectReply{}
 			// Notifications of batched requests go to the session's push stream.
 			req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
-			m, ok := s.lookup(msg.Method, mcp.EraSession)
-			h := m.handle
-			if !ok || m.stream != nil {
-				h = s.notFound
-			}
 			done := s.trackInflight(sess.ID, msg.ID, req)
-			s.dispatch(req, h, rec)
+			s.dispatch(req, s.sessionHandler(msg.Method), rec)
 			done()
 			if rec.resp != nil {
 				out = append(out, *rec.resp)

@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,20 +44,20 @@ func checkNewerConstructs(t *openapi3.T, version string) []Warning {
 	}
 	w := &newerWalk{seen: map[*openapi3.Schema]bool{}}
 	if c := t.Components; c != nil {
-		for _, name := range sortedNames(c.Schemas) {
+		for _, name := range slices.Sorted(maps.Keys(c.Schemas)) {
 			w.schema(c.Schemas[name], "components.schemas."+name, true)
 		}
-		for _, name := range sortedNames(c.Parameters) {
+		for _, name := range slices.Sorted(maps.Keys(c.Parameters)) {
 			if p := c.Parameters[name]; p != nil && p.Value != nil {
 				w.parameter(p.Value, "components.parameters."+name)
 			}
 		}
-		for _, name := range sortedNames(c.RequestBodies) {
+		for _, name := range slices.Sorted(maps.Keys(c.RequestBodies)) {
 			if rb := c.RequestBodies[name]; rb != nil && rb.Value != nil {
 				w.content(rb.Value.Content, "components.requestBodies."+name)
 			}
 		}
-		for _, name := range sortedNames(c.Responses) {
+		for _, name := range slices.Sorted(maps.Keys(c.Responses)) {
 			if r := c.Responses[name]; r != nil && r.Value != nil {
 				w.content(r.Value.Content, "components.responses."+name)
 				w.headers(r.Value.Headers, "components.responses."+name+".headers")
@@ -84,7 +85,7 @@ func checkNewerConstructs(t *openapi3.T, version string) []Warning {
 			w.content(rb.Value.Content, loc+".requestBody")
 		}
 		if rs := op.Operation.Responses; rs != nil {
-			for _, code := range sortedNames(rs.Map()) {
+			for _, code := range slices.Sorted(maps.Keys(rs.Map())) {
 				if r := rs.Value(code); r != nil && r.Ref == "" && r.Value != nil {
 					w.content(r.Value.Content, loc+".responses."+code)
 					w.headers(r.Value.Headers, loc+".responses."+code+".headers")
@@ -106,7 +107,7 @@ func (w *newerWalk) parameter(p *openapi3.Parameter, loc string) {
 }
 
 func (w *newerWalk) headers(hs openapi3.Headers, loc string) {
-	for _, name := range sortedNames(hs) {
+	for _, name := range slices.Sorted(maps.Keys(hs)) {
 		if h := hs[name]; h != nil && h.Ref == "" && h.Value != nil {
 			w.parameter(&h.Value.Parameter, loc+"."+name)
 		}
@@ -114,7 +115,7 @@ func (w *newerWalk) headers(hs openapi3.Headers, loc string) {
 }
 
 func (w *newerWalk) content(c openapi3.Content, loc string) {
-	for _, mt := range sortedNames(c) {
+	for _, mt := range slices.Sorted(maps.Keys(c)) {
 		if m := c[mt]; m != nil {
 			w.schema(m.Schema, loc+".content."+mt+".schema", false)
 		}
@@ -136,7 +137,7 @@ func (w *newerWalk) schema(ref *openapi3.SchemaRef, loc string, top bool) {
 	} else if len(types) == 1 && types[0] == "null" {
 		w.ws = append(w.ws, Warning{Location: loc, Message: `OpenAPI 3.1 construct in a pre-3.1 document: type "null"; it is read as 3.1 reads it (the value null)`})
 	}
-	for _, name := range sortedNames(s.Properties) {
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 		w.schema(s.Properties[name], loc+".properties."+name, false)
 	}
 	w.schema(s.Items, loc+".items", false)
@@ -152,15 +153,4 @@ func (w *newerWalk) schema(ref *openapi3.SchemaRef, loc string, top bool) {
 			w.schema(sub, loc+"."+group.key+"["+strconv.Itoa(i)+"]", false)
 		}
 	}
-}
-
-// sortedNames returns a map's keys in order, so warnings come in a stable
-// order.
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }

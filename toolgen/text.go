@@ -16,6 +16,7 @@ package toolgen
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -118,7 +119,7 @@ func plainText(s string) string {
 				if open {
 					b.WriteString("\n" + strings.Repeat("  ", max(len(lists)-1, 0)))
 					if n := len(lists); n > 0 && lists[n-1] > 0 {
-						b.WriteString(itoa(lists[n-1]) + ". ")
+						b.WriteString(strconv.Itoa(lists[n-1]) + ". ")
 						lists[n-1]++
 					} else {
 						b.WriteString("- ")
@@ -173,11 +174,4 @@ func tidy(s string) string {
 	}
 	s = blankLines.ReplaceAllString(strings.Join(lines, "\n"), "\n\n")
 	return strings.TrimSpace(s)
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }

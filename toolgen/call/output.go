@@ -57,11 +57,12 @@ func compileOutput(raw json.RawMessage) *outputCheck {
 	if err != nil {
 		return nil
 	}
-	return &outputCheck{schema: s, fast: compileShape(raw)}
+	return &outputCheck{schema: s, fast: compileShape(doc)}
 }
 
 // check returns where structured leaves the schema, or "" when it fits.
-func (o *outputCheck) check(structured []byte) string {
+// wrapped: structured is {"result": body}, and places are told in the body.
+func (o *outputCheck) check(structured []byte, wrapped bool) string {
 	if o.fast != nil && o.fast.fits(structured) {
 		return ""
 	}
@@ -81,16 +82,16 @@ func (o *outputCheck) check(structured []byte) string {
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
 	}
-	at := "/" + strings.Join(ve.InstanceLocation, "/")
+	loc := ve.InstanceLocation
+	if wrapped && len(loc) > 0 {
+		loc = loc[1:]
+	}
+	at := "/" + strings.Join(loc, "/")
 	return fmt.Sprintf("at %s: %s", at, ve.ErrorKind.LocalizedString(printer))
 }
 
 // driftResult is the answer to a body that left the declared schema.
-func driftResult(status, where string, body []byte, wrapped bool) *mcp.CallToolResult {
-	if wrapped {
-		where = strings.Replace(where, "at /result", "at /", 1)
-		where = strings.Replace(where, "at //", "at /", 1)
-	}
+func driftResult(status, where string, body []byte) *mcp.CallToolResult {
 	msg := fmt.Sprintf("The backend answered %s, but its response does not match the response schema its own API document declares (%s); the response follows as text.\n\n", status, where)
 	return mcp.ErrorResult(msg + toUTF8(body, ""))
 }

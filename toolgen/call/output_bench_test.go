@@ -35,7 +35,7 @@ func BenchmarkOutputCheck(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if where := check.check(body); where != "" {
+		if where := check.check(body, false); where != "" {
 			b.Fatal(where)
 		}
 	}

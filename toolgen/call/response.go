@@ -227,8 +227,8 @@ func (p *callPlan) jsonResult(status string, body []byte) (*mcp.CallToolResult, 
 		return p.contractError(status, "the schema expects a JSON object but the response is "+jsonKindName(firstNonSpace(body)), body, "application/json"), nil
 	}
 	if p.output != nil {
-		if where := p.output.check(structured); where != "" {
-			return driftResult(status, where, body, p.wrapped), nil
+		if where := p.output.check(structured, p.wrapped); where != "" {
+			return driftResult(status, where, body), nil
 		}
 	}
 	return &mcp.CallToolResult{

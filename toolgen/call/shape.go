@@ -17,8 +17,11 @@ package call
 // decides, and says where.
 
 import (
-	"encoding/json"
+	"bytes"
+
 	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
 // shapeKeywords are the keywords the fast check reads, or may ignore
@@ -67,12 +70,9 @@ type namedShape struct {
 }
 
 // compileShape compiles a schema for the fast check, or returns nil when it
-// uses a keyword the fast check does not read.
-func compileShape(raw json.RawMessage) *shape {
-	var root any
-	if json.Unmarshal(raw, &root) != nil {
-		return nil
-	}
+// uses a keyword the fast check does not read. root is the schema as
+// jsonschema.UnmarshalJSON decoded it for the library.
+func compileShape(root any) *shape {
 	c := &shapeCompiler{defs: map[string]*shape{}}
 	if m, ok := root.(map[string]any); ok {
 		if defs, ok := m["$defs"].(map[string]any); ok {
@@ -362,53 +362,75 @@ func (s *shape) walk(data []byte, i int) (int, bool) {
 func (s *shape) walkObject(data []byte, i int) (int, bool) {
 	var seen uint64 // bit n: required[n] is present
 	all := uint64(1)<<len(s.required) - 1
-	i = skipWS(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return i + 1, len(s.required) == 0
-	}
-	for i < len(data) && data[i] == '"' {
-		kend, ok := skipString(data, i)
-		if !ok {
+	i, more, ok := open(data, i, '}')
+	for more && ok && data[i] == '"' {
+		kend, err := jsonlex.SkipString(data, i)
+		if err != nil {
 			return i, false
 		}
 		key := data[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k, _ := jsonlex.String(data[i:kend])
+			key = []byte(k)
+		}
 		i = skipWS(data, kend)
 		if i >= len(data) || data[i] != ':' {
 			return i, false
 		}
-		i = skipWS(data, i+1)
-		var sub *shape
-		if bytesHasByte(key, '\\') {
-			var k string
-			if json.Unmarshal(data[kend-len(key)-2:kend], &k) != nil {
-				return i, false
-			}
-			sub = s.member(k)
-			seen |= s.requiredBit([]byte(k))
-		} else {
-			sub = s.memberBytes(key)
-			seen |= s.requiredBit(key)
-		}
-		var end int
-		if sub != nil {
-			end, ok = sub.walk(data, i)
-		} else {
-			end, ok = skipValue(data, i)
-		}
-		if !ok {
+		seen |= s.requiredBit(key)
+		if i, ok = walkOrSkip(s.member(key), data, skipWS(data, i+1)); !ok {
 			return i, false
 		}
-		i = skipWS(data, end)
-		switch {
-		case i < len(data) && data[i] == ',':
-			i = skipWS(data, i+1)
-		case i < len(data) && data[i] == '}':
-			return i + 1, seen == all
-		default:
-			return i, false
-		}
+		i, more, ok = next(data, i, '}')
 	}
-	return i, false
+	return i, ok && !more && seen == all
+}
+
+func (s *shape) walkArray(data []byte, i int) (int, bool) {
+	i, more, ok := open(data, i, ']')
+	for n := 0; more && ok; n++ {
+		sub := s.items
+		if n < len(s.prefix) {
+			sub = s.prefix[n]
+		}
+		if i, ok = walkOrSkip(sub, data, i); !ok {
+			return i, false
+		}
+		i, more, ok = next(data, i, ']')
+	}
+	return i, ok && !more
+}
+
+// open steps into the object or array at data[i]: more reports whether a
+// member follows (else i is past the closing byte).
+func open(data []byte, i int, closing byte) (at int, more, ok bool) {
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == closing {
+		return i + 1, false, true
+	}
+	return i, i < len(data), i < len(data)
+}
+
+// next steps past the separator after a member: more reports whether
+// another member follows (else i is past the closing byte).
+func next(data []byte, i int, closing byte) (at int, more, ok bool) {
+	i = skipWS(data, i)
+	switch {
+	case i < len(data) && data[i] == ',':
+		return skipWS(data, i+1), true, true
+	case i < len(data) && data[i] == closing:
+		return i + 1, false, true
+	}
+	return i, false, false
+}
+
+// walkOrSkip checks the value at data[i] against sub, or only passes over
+// it when nothing constrains it (sub is nil).
+func walkOrSkip(sub *shape, data []byte, i int) (int, bool) {
+	if sub != nil {
+		return sub.walk(data, i)
+	}
+	return skipValue(data, i)
 }
 
 // requiredBit is the bit of key among the required names, or 0.
@@ -422,23 +444,7 @@ func (s *shape) requiredBit(key []byte) uint64 {
 }
 
 // member is the schema a property's value must fit; nil: any.
-func (s *shape) member(key string) *shape {
-	if s.propList != nil {
-		for _, p := range s.propList {
-			if p.name == key {
-				return p.s
-			}
-		}
-		return s.additional
-	}
-	if p, ok := s.props[key]; ok {
-		return p
-	}
-	return s.additional
-}
-
-// memberBytes is member for a key as bytes, without allocating.
-func (s *shape) memberBytes(key []byte) *shape {
+func (s *shape) member(key []byte) *shape {
 	if s.propList != nil {
 		for _, p := range s.propList {
 			if p.name == string(key) {
@@ -453,118 +459,10 @@ func (s *shape) memberBytes(key []byte) *shape {
 	return s.additional
 }
 
-func (s *shape) walkArray(data []byte, i int) (int, bool) {
-	i = skipWS(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return i + 1, true
-	}
-	for n := 0; i < len(data); n++ {
-		sub := s.items
-		if n < len(s.prefix) {
-			sub = s.prefix[n]
-		}
-		var end int
-		var ok bool
-		if sub != nil {
-			end, ok = sub.walk(data, i)
-		} else {
-			end, ok = skipValue(data, i)
-		}
-		if !ok {
-			return i, false
-		}
-		i = skipWS(data, end)
-		switch {
-		case i < len(data) && data[i] == ',':
-			i = skipWS(data, i+1)
-		case i < len(data) && data[i] == ']':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-	return i, false
-}
-
-// skipValue passes over the value at data[i] of a document already known
-// to be valid JSON, without checking it again.
+// skipValue passes over the value at data[i] with the jsonlex scanner.
 func skipValue(data []byte, i int) (int, bool) {
-	if i >= len(data) {
-		return i, false
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				end, ok := skipString(data, i)
-				if !ok {
-					return i, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return i, false
-	}
-	// A number or a literal: up to the next delimiter.
-	j := i
-	for j < len(data) {
-		switch data[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j, j > i
-		}
-		j++
-	}
-	return j, j > i
-}
-
-// skipString returns the offset past the string whose quote is data[i].
-func skipString(data []byte, i int) (int, bool) {
-	j := i + 1
-	for {
-		k := indexQuoteOrBackslash(data[j:])
-		if k < 0 {
-			return len(data), false
-		}
-		j += k
-		if data[j] == '"' {
-			return j + 1, true
-		}
-		j += 2 // an escape: the next byte is escaped (\uXXXX's digits are plain)
-		if j > len(data) {
-			return len(data), false
-		}
-	}
-}
-
-func indexQuoteOrBackslash(b []byte) int {
-	for i, c := range b {
-		if c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return -1
-}
-
-func bytesHasByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
-		}
-	}
-	return false
+	end, err := jsonlex.SkipValue(data, i)
+	return end, err == nil
 }
 
 func skipWS(data []byte, i int) int {
