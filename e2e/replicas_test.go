@@ -60,6 +60,7 @@ func TestReplicas(t *testing.T) {
 				t.Run("stream holder killed", func(t *testing.T) { testStreamHolderKilled(t, env) })
 				t.Run("cancel through another replica", func(t *testing.T) { testCancelAcrossReplicas(t, env) })
 				t.Run("delete seen by every replica", func(t *testing.T) { testDeletePropagation(t, env) })
+				t.Run("2024-11-05 SSE client through the proxy", func(t *testing.T) { testLegacySSEClient(t, env) })
 			})
 		})
 	}

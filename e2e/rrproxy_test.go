@@ -29,7 +29,7 @@ type rrProxy struct {
 // proxiedRequest records which replica one request went to.
 type proxiedRequest struct {
 	method  string // HTTP method
-	session string // Mcp-Session-Id, "" for initialize
+	session string // Mcp-Session-Id or ?sessionId=, "" for initialize
 	replica int
 }
 
@@ -52,7 +52,11 @@ func newRRProxy(t *testing.T, mountPath string, replicaBases []string) *rrProxy 
 			i := int((p.next.Add(1) - 1) % uint64(len(p.backends)))
 			r.SetURL(p.backends[i]) // also sets Host to the replica's loopback address
 			p.mu.Lock()
-			p.seen = append(p.seen, proxiedRequest{method: r.In.Method, session: r.In.Header.Get("Mcp-Session-Id"), replica: i})
+			sid := r.In.Header.Get("Mcp-Session-Id")
+			if sid == "" {
+				sid = r.In.URL.Query().Get("sessionId") // the 2024-11-05 transport's POSTs
+			}
+			p.seen = append(p.seen, proxiedRequest{method: r.In.Method, session: sid, replica: i})
 			p.mu.Unlock()
 		},
 		FlushInterval: -1,

@@ -14,6 +14,11 @@
 //   - session (2025-03-26, 2025-06-18, 2025-11-25): initialize mints a session
 //     id; every later request names it in Mcp-Session-Id.
 //
+// The 2024-11-05 HTTP+SSE transport (legacy.go) has endpoints of its own:
+// a GET opens the event stream and creates the session, POSTs carry its
+// messages, and every answer goes to the session's event log, which the
+// stream pumps like any session's push stream, on whichever replica holds it.
+//
 // The transport builds one request value (mcp.Request: version, client
 // capabilities, principal, optional session, a sink for notifications, a
 // context that cancels) and dispatches it through the Server's method table

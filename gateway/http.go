@@ -10,7 +10,7 @@ import (
 )
 
 // Handler returns the gateway's HTTP handler: the MCP endpoint at the mount
-// path, /healthz and /readyz, and the extra routes given (e.g. /metrics).
+// path, the 2024-11-05 transport's two endpoints, /healthz and /readyz, and the extra routes given (e.g. /metrics).
 // This is the only place echo appears.
 func (s *Server) Handler(extra map[string]http.Handler) http.Handler {
 	e := echo.New()
@@ -32,6 +32,10 @@ func (s *Server) Handler(extra map[string]http.Handler) http.Handler {
 		_ = c.JSON(status, map[string]string{"error": msg})
 	}
 	e.Any(s.cfg.MountPath, echo.WrapHandler(s))
+	if !s.cfg.DisableLegacySSE {
+		e.Any(s.cfg.LegacySSEPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacySSE)))
+		e.Any(s.cfg.LegacyMessagesPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacyMessage)))
+	}
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})

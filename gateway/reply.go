@@ -138,15 +138,21 @@ func (s *sseWriter) deadline() { _ = s.rc.SetWriteDeadline(time.Now().Add(sseWri
 func (s *sseWriter) release() { _ = s.rc.SetWriteDeadline(time.Time{}) }
 
 // event writes one message. id may be empty (no resumption cursor).
-func (s *sseWriter) event(id string, data []byte) error {
+func (s *sseWriter) event(id string, data []byte) error { return s.named(id, "message", data) }
+
+// named writes one event of the given type (the 2024-11-05 transport's
+// first event is "endpoint").
+func (s *sseWriter) named(id, name string, data []byte) error {
 	s.deadline()
-	buf := make([]byte, 0, len(data)+48)
+	buf := make([]byte, 0, len(data)+len(id)+len(name)+24)
 	if id != "" {
 		buf = append(buf, "id: "...)
 		buf = append(buf, id...)
 		buf = append(buf, '\n')
 	}
-	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, "event: "...)
+	buf = append(buf, name...)
+	buf = append(buf, "\ndata: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {
@@ -241,10 +247,17 @@ func (k sessionSink) Notify(method string, params any) {
 		k.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return
 	}
+	k.srv.pushToSession(k.sid, data)
+}
+
+// pushToSession appends a message to a session's event log and wakes the
+// streams that carry it, on whichever replica they are. The store keeps a
+// copy of data.
+func (s *Server) pushToSession(sid string, data []byte) {
 	ctx := context.Background()
-	if _, err := k.srv.store.Append(ctx, k.sid, data); err != nil {
-		k.srv.log.Warn("appending to session stream failed", "err", err, "session", k.sid)
+	if _, err := s.store.Append(ctx, sid, data); err != nil {
+		s.log.Warn("appending to session stream failed", "err", err, "session", sid)
 		return
 	}
-	k.srv.wakeSession(ctx, k.sid)
+	s.wakeSession(ctx, sid)
 }

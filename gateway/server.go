@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,15 @@ type Config struct {
 	// When the limiter's store is unreachable, calls are let through (fail
 	// open) and the failure is logged.
 	ToolCallLimit quota.Limit
+	// DisableLegacySSE turns off the 2024-11-05 HTTP+SSE transport
+	// (served by default at LegacySSEPath and LegacyMessagesPath).
+	DisableLegacySSE bool
+	// LegacySSEPath is where a 2024-11-05 client opens its event stream.
+	// Empty means MountPath + "/sse".
+	LegacySSEPath string
+	// LegacyMessagesPath is where a 2024-11-05 client posts its messages
+	// (?sessionId=...). Empty means MountPath + "/messages".
+	LegacyMessagesPath string
 	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
 	// session record when an invalidation from another replica was lost.
 	// Zero means 2s.
@@ -96,6 +106,13 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ListTTL <= 0 {
 		c.ListTTL = 5 * time.Minute
+	}
+	base := strings.TrimSuffix(c.MountPath, "/")
+	if c.LegacySSEPath == "" {
+		c.LegacySSEPath = base + "/sse"
+	}
+	if c.LegacyMessagesPath == "" {
+		c.LegacyMessagesPath = base + "/messages"
 	}
 	if c.SessionCacheTTL <= 0 {
 		c.SessionCacheTTL = 2 * time.Second
@@ -171,6 +188,9 @@ type Server struct {
 	doneOnce sync.Once
 	// streams counts open SSE streams so shutdown can wait for them to end.
 	streams sync.WaitGroup
+	// background counts requests of the 2024-11-05 transport still running
+	// after their POST was answered; Run waits for them.
+	background sync.WaitGroup
 }
 
 type inflightKey struct{ session, id string }
@@ -213,6 +233,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if !strings.HasPrefix(cfg.MountPath, "/") {
 		return nil, fmt.Errorf("mount path %q must start with /", cfg.MountPath)
+	}
+	if !cfg.DisableLegacySSE {
+		paths := []string{cfg.MountPath, cfg.LegacySSEPath, cfg.LegacyMessagesPath}
+		for i, p := range paths {
+			if !strings.HasPrefix(p, "/") {
+				return nil, fmt.Errorf("legacy SSE path %q must start with /", p)
+			}
+			if slices.Contains(paths[:i], p) {
+				return nil, fmt.Errorf("the MCP endpoint, the legacy SSE path and the legacy messages path must differ (%q twice)", p)
+			}
+		}
 	}
 	origin, err := newOriginPolicy(cfg)
 	if err != nil {
@@ -321,6 +352,7 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			s.Shutdown()
 			s.streams.Wait()
+			s.background.Wait()
 			return nil
 		case now := <-t.C:
 			s.cache.sweep(now)

@@ -46,25 +46,9 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 
-	cursor := r.Header.Get(headerLastEventID)
-	var gap bool
-	if cursor != "" {
-		if _, err := s.store.ReadAfter(ctx, sid, cursor, 1); err != nil {
-			switch {
-			case errors.Is(err, sessions.ErrEventGone):
-				gap = true
-				cursor = ""
-			case errors.Is(err, sessions.ErrBadEventID):
-				return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", cursor)
-			default:
-				return storeError(err)
-			}
-		}
-	} else {
-		// A fresh stream starts at the log's end: it carries what happens from now on.
-		if cursor, err = s.store.LastEventID(ctx, sid); err != nil {
-			return storeError(err)
-		}
+	cursor, gap, err := s.streamCursor(ctx, sid, r.Header.Get(headerLastEventID))
+	if err != nil {
+		return err
 	}
 
 	s.streams.Add(1)
@@ -80,8 +64,30 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	s.pumpSession(ctx, sse, sid, cursor, sub.C())
+	s.pumpSession(ctx, sse, sid, cursor, sub.C(), "")
 	return nil
+}
+
+// streamCursor resolves where a session's stream starts: after the client's
+// Last-Event-ID when it names one (gap: those events are no longer
+// retained, so the stream starts at what is), else at the log's end, so a
+// fresh stream carries what happens from now on.
+func (s *Server) streamCursor(ctx context.Context, sid, lastEventID string) (cursor string, gap bool, err error) {
+	if lastEventID == "" {
+		cursor, err = s.store.LastEventID(ctx, sid)
+		return cursor, false, storeError(err)
+	}
+	if _, err := s.store.ReadAfter(ctx, sid, lastEventID, 1); err != nil {
+		switch {
+		case errors.Is(err, sessions.ErrEventGone):
+			return "", true, nil
+		case errors.Is(err, sessions.ErrBadEventID):
+			return "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", lastEventID)
+		default:
+			return "", false, storeError(err)
+		}
+	}
+	return lastEventID, false, nil
 }
 
 // gapNotice tells a stream's client that events it should have had are no
@@ -104,20 +110,31 @@ func (s *Server) keepAliveTicks() (ticks <-chan time.Time, stop func()) {
 	return t.C, t.Stop
 }
 
+// pumpEnd says why a session's stream ended.
+type pumpEnd uint8
+
+const (
+	pumpClientGone   pumpEnd = iota // the client closed it or stopped reading
+	pumpServerDone                  // the server is shutting down
+	pumpSessionEnded                // the session ended or expired
+)
+
 // pumpSession copies a session's log to the stream until the client goes,
-// the session ends, or the server shuts down.
-func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte) {
+// the session ends, or the server shuts down. Event ids are the log's,
+// after idPrefix. A 2024-11-05 stream (idPrefix set) is its session's
+// life: each keep-alive also keeps the session from idling out.
+func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string) pumpEnd {
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
 	for {
 		evs, err := s.store.ReadAfter(ctx, sid, cursor, replayBatch)
 		switch {
 		case errors.Is(err, sessions.ErrNotFound):
-			return // the session ended: end its stream
+			return pumpSessionEnded // the session ended: end its stream
 		case errors.Is(err, sessions.ErrEventGone):
 			// Fell behind the log's bound: say so, then go on from what is retained.
 			if sse.event("", gapNotice()) != nil {
-				return
+				return pumpClientGone
 			}
 			cursor = ""
 			continue
@@ -125,8 +142,8 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			s.log.Warn("reading session stream failed", "err", err, "session", sid)
 		}
 		for _, e := range evs {
-			if sse.event(e.ID, e.Data) != nil {
-				return
+			if sse.event(idPrefix+e.ID, e.Data) != nil {
+				return pumpClientGone
 			}
 			cursor = e.ID
 		}
@@ -135,17 +152,22 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return pumpClientGone
 		case <-s.done:
 			_ = sse.retry(1000) // tell the client to come back (to another replica) soon
-			return
+			return pumpServerDone
 		case _, ok := <-wake:
 			if !ok {
-				return
+				return pumpServerDone // the bus closed under us: let the client reconnect
 			}
 		case <-keepAlive:
 			if sse.comment("keep-alive") != nil {
-				return
+				return pumpClientGone
+			}
+			if idPrefix != "" {
+				if _, err := s.lookupSession(ctx, sid); errors.Is(err, sessions.ErrNotFound) {
+					return pumpSessionEnded
+				}
 			}
 			// The keep-alive tick doubles as the backstop for missed hints:
 			// the loop re-reads the log and notices an ended session.

@@ -41,12 +41,7 @@ const (
 
 // ServeHTTP serves the MCP endpoint.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.origin.allowHost(r.Host) {
-		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Host %q is not allowed", r.Host))
-		return
-	}
-	if !s.origin.allowOrigin(r.Header.Get("Origin")) {
-		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Origin is not allowed"))
+	if !s.guard(w, r) {
 		return
 	}
 	switch r.Method {
@@ -62,6 +57,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// guard applies the Host and Origin checks every MCP endpoint shares; it
+// reports false when it has answered.
+func (s *Server) guard(w http.ResponseWriter, r *http.Request) bool {
+	if !s.origin.allowHost(r.Host) {
+		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Host %q is not allowed", r.Host))
+		return false
+	}
+	if !s.origin.allowOrigin(r.Header.Get("Origin")) {
+		s.fail(w, r, nil, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: Origin is not allowed"))
+		return false
+	}
+	return true
+}
+
 // readBody checks a POST's headers and reads its body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
@@ -70,6 +79,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
 		return nil, reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream")
 	}
+	return s.readJSON(w, r)
+}
+
+// readJSON reads a POST body within MaxBodyBytes.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -385,7 +399,12 @@ func (s *Server) sessionFor(r *http.Request, sid string) (*sessions.Session, err
 	if err := checkSessionVersion(r); err != nil {
 		return nil, err
 	}
-	return s.lookupSession(r.Context(), sid)
+	sess, err := s.lookupSession(r.Context(), sid)
+	if err == nil && sess.Transport == sessions.TransportSSE {
+		return nil, reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
+			"Bad Request: session %s belongs to the 2024-11-05 HTTP+SSE transport; POST its messages to %s", sid, s.cfg.LegacyMessagesPath)
+	}
+	return sess, err
 }
 
 func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid string, msg *message, meta requestMeta) error {
@@ -591,14 +610,23 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	if !validSessionID(sid) {
 		return sessions.ErrNotFound
 	}
-	err := s.store.Delete(r.Context(), sid)
+	if err := s.deleteSession(r.Context(), sid); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// deleteSession ends a session: its record and log go, every replica
+// drops its cached copy and ends the session's streams.
+func (s *Server) deleteSession(ctx context.Context, sid string) error {
+	err := s.store.Delete(ctx, sid)
 	s.cache.end(sid, time.Now())
 	if err != nil {
 		return storeError(err)
 	}
-	s.announce(r.Context(), broadcast{Kind: kindEnded, Session: sid})
-	s.wakeSession(r.Context(), sid)
-	w.WriteHeader(http.StatusOK)
+	s.announce(ctx, broadcast{Kind: kindEnded, Session: sid})
+	s.wakeSession(ctx, sid)
 	return nil
 }
 

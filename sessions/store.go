@@ -30,12 +30,19 @@ type Session struct {
 	Capabilities    json.RawMessage `json:"cc,omitempty"`
 	Principal       string          `json:"p,omitempty"`
 	// LogLevel is the level set by logging/setLevel; empty means not set.
-	LogLevel    string    `json:"ll,omitempty"`
-	Initialized bool      `json:"in,omitempty"`
-	CreatedAt   time.Time `json:"ca"`
+	LogLevel    string `json:"ll,omitempty"`
+	Initialized bool   `json:"in,omitempty"`
+	// Transport is TransportSSE for a session of the 2024-11-05 HTTP+SSE
+	// transport (its stream is opened before initialize, so
+	// ProtocolVersion is empty until then); empty for Streamable HTTP.
+	Transport string    `json:"tr,omitempty"`
+	CreatedAt time.Time `json:"ca"`
 	// LastSeen is refreshed lazily (see Store.Touch); with the TTL it decides expiry.
 	LastSeen time.Time `json:"ls"`
 }
+
+// TransportSSE marks a session of the 2024-11-05 HTTP+SSE transport.
+const TransportSSE = "sse"
 
 // Event is one message on a session's push stream.
 type Event struct {

@@ -46,6 +46,9 @@ type config struct {
 	AllowedHosts        []string
 	SessionTTL          time.Duration
 	SessionDelete       bool
+	LegacySSE           bool
+	LegacySSEPath       string
+	LegacyMessagesPath  string
 	SSEKeepAlive        time.Duration
 	PageSize            int
 	MaxBodyBytes        int64
@@ -130,6 +133,12 @@ var options = []option{
 		set: duration(func(c *config) *time.Duration { return &c.SessionTTL })},
 	{key: "session_delete", def: "true", isBool: true, usage: "let clients end sessions with DELETE (false: 405)",
 		set: boolean(func(c *config) *bool { return &c.SessionDelete })},
+	{key: "legacy_sse", def: "true", isBool: true, usage: "serve the 2024-11-05 HTTP+SSE transport for clients that speak nothing newer (false: its paths answer 404)",
+		set: boolean(func(c *config) *bool { return &c.LegacySSE })},
+	{key: "legacy_sse_path", usage: "where 2024-11-05 clients open their event stream (default: mount_path + /sse)",
+		set: optionalPath(func(c *config) *string { return &c.LegacySSEPath })},
+	{key: "legacy_messages_path", usage: "where 2024-11-05 clients POST their messages (default: mount_path + /messages)",
+		set: optionalPath(func(c *config) *string { return &c.LegacyMessagesPath })},
 	{key: "sse_keepalive", def: "15s", usage: "interval of keep-alive comments on idle SSE streams (0 disables)",
 		set: duration(func(c *config) *time.Duration { return &c.SSEKeepAlive })},
 	{key: "page_size", tools: true, def: "100", usage: "tools per tools/list page",
@@ -382,6 +391,18 @@ func path[C any](field func(*C) *string) func(*C, any) error {
 		}
 		*field(c) = s
 		return nil
+	}
+}
+
+// optionalPath is path where empty means "the default".
+func optionalPath[C any](field func(*C) *string) func(*C, any) error {
+	p := path(field)
+	return func(c *C, raw any) error {
+		if s, err := scalar(raw); err == nil && s == "" {
+			*field(c) = ""
+			return nil
+		}
+		return p(c, raw)
 	}
 }
 

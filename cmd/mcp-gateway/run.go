@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		SSEKeepAlive:         keepAlive(cfg.SSEKeepAlive),
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,
+		DisableLegacySSE:     !cfg.LegacySSE,
+		LegacySSEPath:        cfg.LegacySSEPath,
+		LegacyMessagesPath:   cfg.LegacyMessagesPath,
 		ServerVersion:        version,
 		ToolCallLimit:        toolCallLimit(cfg),
 	}, deps)
@@ -141,6 +144,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	url := "http://" + ln.Addr().String() + cfg.MountPath
 	fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, catalog.Tools.Len(), url)
 	log.Info("listening", "url", url, "tools", catalog.Tools.Len(), "document", location)
+	if p := srv.LegacySSEPath(); p != "" {
+		log.Info("serving the 2024-11-05 HTTP+SSE transport", "url", "http://"+ln.Addr().String()+p)
+	}
 
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- httpSrv.Serve(ln) }()

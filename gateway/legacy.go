@@ -1,0 +1,285 @@
+package gateway
+
+// The HTTP+SSE transport of 2024-11-05, for clients that speak nothing
+// newer. A client GETs the SSE endpoint; the first event ("endpoint") names
+// the URL it POSTs its messages to, ?sessionId=... included; every answer
+// comes back on the event stream, never on the POST.
+//
+// The stream and the POSTs may land on different replicas: the session
+// (created by the GET, before initialize) and its event log live in the
+// session store like any session's, a POSTed request's response is
+// appended to that log, and a wake-up hint on the bus tells the replica
+// holding the stream to read it. Event ids carry the session id, so a
+// client that reconnects with Last-Event-ID (after this replica shut
+// down, say) resumes its session on any replica. A client that closes its
+// stream ends its session.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// Version20241105 is the revision of this transport. It is negotiated only
+// here: on Streamable HTTP, initialize counter-offers the newest revision.
+const Version20241105 = "2024-11-05"
+
+// legacyVersion answers initialize on this transport: 2024-11-05 or any
+// handshake revision served, else the newest one.
+func legacyVersion(requested string) string {
+	if requested == Version20241105 {
+		return requested
+	}
+	return mcp.NegotiateVersion(requested)
+}
+
+// serveLegacySSE opens (or, with Last-Event-ID, resumes) a session's
+// event stream.
+func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
+	if !s.guard(w, r) {
+		return
+	}
+	if err := s.openLegacyStream(w, r); err != nil {
+		s.fail(w, r, nil, err)
+	}
+}
+
+func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: open the event stream with GET")
+	}
+	if !accepts(r, "text/event-stream") {
+		return reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
+	}
+	ctx := r.Context()
+	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID))
+	if err != nil {
+		return err
+	}
+	// Subscribe before reading the log so no event slips between the two.
+	sub, err := s.bus.Subscribe(ctx, sessionTopic(sid))
+	if err != nil {
+		if r.Header.Get(headerLastEventID) == "" {
+			_ = s.deleteSession(context.WithoutCancel(ctx), sid) // nobody can reach it
+		}
+		return busError(err)
+	}
+	defer sub.Close()
+
+	s.streams.Add(1)
+	defer s.streams.Done()
+	s.metrics.openStream.Inc()
+	defer s.metrics.openStream.Dec()
+	sse := startSSE(w)
+	defer sse.release()
+	end := pumpClientGone
+	if sse.named("", "endpoint", []byte(s.cfg.LegacyMessagesPath+"?sessionId="+sid)) == nil &&
+		(!gap || sse.event("", gapNotice()) == nil) {
+		end = s.pumpSession(ctx, sse, sid, cursor, sub.C(), sid+":")
+	}
+	if end == pumpClientGone {
+		// The stream was the session: a client that left ends it. (A
+		// server that shuts down keeps it, for the client to resume
+		// elsewhere.)
+		if err := s.deleteSession(context.WithoutCancel(ctx), sid); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			s.log.Warn("ending a 2024-11-05 session failed", "err", err, "session", sid)
+		}
+	}
+	return nil
+}
+
+// legacyStart creates the session a new stream carries, or finds the one
+// a reconnecting client's Last-Event-ID ("session:event") names.
+func (s *Server) legacyStart(ctx context.Context, lastEventID string) (sid, cursor string, gap bool, err error) {
+	if lastEventID == "" {
+		now := time.Now()
+		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, CreatedAt: now, LastSeen: now}
+		if err := s.store.Create(ctx, sess); err != nil {
+			return "", "", false, storeError(err)
+		}
+		s.metrics.sessions.Inc()
+		return sess.ID, "", false, nil
+	}
+	sid, event, ok := strings.Cut(lastEventID, ":")
+	if !ok || event == "" {
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued by this server", lastEventID)
+	}
+	sess, err := s.lookupSession(ctx, sid)
+	if err != nil {
+		return "", "", false, err
+	}
+	if sess.Transport != sessions.TransportSSE {
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", lastEventID)
+	}
+	cursor, gap, err = s.streamCursor(ctx, sid, event)
+	return sid, cursor, gap, err
+}
+
+// serveLegacyMessage takes one POSTed message of a 2024-11-05 session. A
+// message the transport cannot take is refused on the POST itself; a
+// request is accepted (202) at once and answered on the event stream, so
+// a client's POST never waits for a slow tool call.
+func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
+	if !s.guard(w, r) {
+		return
+	}
+	if err := s.takeLegacyMessage(w, r); err != nil {
+		s.fail(w, r, nil, err)
+	}
+}
+
+func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: POST messages here; open the event stream at %s", s.cfg.LegacySSEPath)
+	}
+	sid := r.URL.Query().Get("sessionId")
+	if sid == "" {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: sessionId query parameter is required; it comes in the stream's endpoint event")
+	}
+	if v := r.Header.Get(headerProtocolVersion); v != "" && v != Version20241105 && !mcp.IsSessionVersion(v) {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version %q", v)
+	}
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		return reject(http.StatusUnsupportedMediaType, mcp.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+	}
+	sess, err := s.lookupSession(r.Context(), sid)
+	if err != nil {
+		return err
+	}
+	if sess.Transport != sessions.TransportSSE {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: session %s is not a 2024-11-05 session; use %s", sid, s.cfg.MountPath)
+	}
+	body, err := s.readJSON(w, r)
+	if err != nil {
+		return err
+	}
+	if isArray(body) {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted on the 2024-11-05 transport; send one message per POST")
+	}
+	msg, perr := decodeMessage(body)
+	if perr != nil {
+		return perr
+	}
+	switch {
+	case msg.isNotification():
+		s.sessionNotification(r.Context(), sess, msg)
+	case msg.isResponse():
+		// Answers to server→client requests: the gateway sends none yet.
+	default:
+		s.startLegacyRequest(r, sess, msg)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte("Accepted"))
+	return nil
+}
+
+// startLegacyRequest runs a request in the background; its response and
+// its notifications go to the session's stream.
+func (s *Server) startLegacyRequest(r *http.Request, sess *sessions.Session, msg *message) {
+	reply := streamReply{srv: s, sid: sess.ID}
+	req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
+	h := s.sessionHandler(msg.Method)
+	if err := s.legacyAdmits(r.Context(), sess, msg.Method); err != nil {
+		h = func(*mcp.Request) (any, error) { return nil, err }
+	}
+	done := s.trackInflight(sess.ID, msg.ID, req)
+	s.background.Go(func() {
+		defer done()
+		s.dispatch(req, h, reply)
+	})
+}
+
+// legacyAdmits enforces the handshake order the stream-first transport
+// allows to be broken: one initialize, and nothing but ping before it.
+// A record cached before initialize may be stale, so a refusal is checked
+// against the store first.
+func (s *Server) legacyAdmits(ctx context.Context, sess *sessions.Session, method string) error {
+	initialized := func() (bool, error) {
+		if sess.ProtocolVersion != "" {
+			return true, nil
+		}
+		fresh, err := s.store.Get(ctx, sess.ID)
+		if err != nil {
+			return false, storeError(err)
+		}
+		return fresh.ProtocolVersion != "", nil
+	}
+	switch method {
+	case "ping":
+		return nil
+	case "initialize":
+		if sess.ProtocolVersion != "" {
+			return mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: this session is already initialized")
+		}
+		return nil
+	}
+	ok, err := initialized()
+	if err == nil && !ok {
+		err = mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: send initialize first")
+	}
+	return err
+}
+
+// streamReply answers a 2024-11-05 request on its session's event stream,
+// wherever that stream is held.
+type streamReply struct {
+	srv *Server
+	sid string
+}
+
+func (p streamReply) finish(id json.RawMessage, result any, rerr *mcp.Error) {
+	defer releaseResult(result)
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf, _ = p.srv.encodeResponse(*buf, id, result, rerr)
+	p.srv.pushToSession(p.sid, *buf)
+}
+
+// cancelled: a cancelled request gets no response.
+func (streamReply) cancelled() {}
+
+// initializeLegacy completes the handshake of a session the stream opened:
+// the record exists already and gets the negotiated revision and the
+// client's details.
+func (s *Server) initializeLegacy(r *mcp.Request, p initializeParams) (any, error) {
+	v := legacyVersion(*p.ProtocolVersion)
+	_, err := s.updateSession(r.Ctx, r.SessionID, func(x *sessions.Session) error {
+		if x.ProtocolVersion != "" {
+			return errAlreadyInitialized
+		}
+		x.ProtocolVersion, x.Capabilities, x.ClientInfo = v, p.Capabilities, p.ClientInfo
+		return nil
+	})
+	if errors.Is(err, errAlreadyInitialized) {
+		return nil, mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: this session is already initialized")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &initializeResult{
+		ProtocolVersion: v,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.serverInfo(),
+		Instructions:    s.cfg.Instructions,
+	}, nil
+}
+
+var errAlreadyInitialized = errors.New("session already initialized")
+
+// LegacySSEPath is where the 2024-11-05 transport's stream is served;
+// empty when the transport is off.
+func (s *Server) LegacySSEPath() string {
+	if s.cfg.DisableLegacySSE {
+		return ""
+	}
+	return s.cfg.LegacySSEPath
+}
