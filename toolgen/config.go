@@ -12,6 +12,10 @@ type Options struct {
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int
+	// MaxSchemaBytes bounds each tool's inputSchema and outputSchema: a
+	// bigger one is simplified step by step (simplify.go). Zero means
+	// DefaultMaxSchemaBytes (32 KiB); negative means no bound.
+	MaxSchemaBytes int
 	// OutputSchema is how tools declare their outputSchema: OutputLenient
 	// (the default, also for ""), OutputStrict or OutputOff. An operation's
 	// x-mcp-output-schema overrides it.

@@ -71,10 +71,13 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	if !ValidOutputSchema(opts.OutputSchema) {
 		return nil, fmt.Errorf("toolgen: OutputSchema must be lenient, strict or off, got %q", opts.OutputSchema)
 	}
+	if opts.MaxSchemaBytes == 0 {
+		opts.MaxSchemaBytes = DefaultMaxSchemaBytes
+	}
 	if opts.MaxDescription <= 0 {
 		opts.MaxDescription = defaultMaxDescription
 	}
-	g := &generator{doc: doc.T, opts: opts, seen: map[openapi.Warning]bool{}}
+	g := &generator{doc: doc.T, opts: opts, seen: map[openapi.Warning]bool{}, fitter: newFitter(opts.MaxSchemaBytes)}
 	g.conv = newConverter(doc.T, g.warn)
 
 	var ops []openapi.Operation
@@ -94,6 +97,7 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 		set.tools = append(set.tools, t)
 		set.byName[t.Name] = t
 	}
+	g.warnFitted()
 	set.warnings = g.warnings
 	return set, nil
 }
@@ -104,6 +108,8 @@ type generator struct {
 	conv     *converter
 	warnings []openapi.Warning
 	seen     map[openapi.Warning]bool
+	fitter   *fitter
+	fitted   []fitted
 }
 
 func (g *generator) warn(loc, msg string) {
@@ -271,7 +277,8 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 	if rb := o.RequestBody; rb != nil && rb.Value != nil {
 		b.Body = g.body(op, rb.Value, taken, in, &props, &required)
 	}
-	out := g.output(op, b)
+	// The output check holds results to the schema as declared: fit it first.
+	out := g.fit(loc, "outputSchema", g.output(op, b))
 	b.OutputSchema = out
 
 	title := toolTitle(o, name)
@@ -279,7 +286,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 		Name:         name,
 		Title:        title,
 		Description:  g.description(op),
-		InputSchema:  g.inputSchema(props, required, in),
+		InputSchema:  g.fit(loc, "inputSchema", g.inputSchema(props, required, in)),
 		OutputSchema: out,
 		Annotations:  annotations(op.Method, title),
 		Binding:      b,
@@ -472,6 +479,53 @@ func (g *generator) inputSchema(props members, required []string, st *state) []b
 		ms.add("$defs", defs)
 	}
 	return ms.json()
+}
+
+// fit simplifies a schema beyond Options.MaxSchemaBytes (simplify.go) and
+// notes it for the one warning Generate gives about them. The call path
+// still checks arguments against the document's own schemas, so a cut
+// input schema only tells the client less.
+func (g *generator) fit(loc, which string, schema []byte) []byte {
+	out, how, changed := g.fitter.fit(schema)
+	if changed {
+		g.fitted = append(g.fitted, fitted{loc: loc, which: which, how: how})
+	}
+	return out
+}
+
+// fitted is one schema fit simplified.
+type fitted struct {
+	loc, which string
+	how        simplification
+}
+
+// warnFitted gives one warning for all the schemas simplified, naming the
+// largest, and one for each that is still over the bound (those need the
+// operator: a bigger bound, or x-mcp-output-schema: off).
+func (g *generator) warnFitted() {
+	if len(g.fitted) == 0 {
+		return
+	}
+	var over []string
+	for _, f := range g.fitted {
+		if f.how.after > g.opts.MaxSchemaBytes {
+			over = append(over, f.loc)
+			g.warn(f.loc, fmt.Sprintf("%s is %d bytes even simplified to its top-level property names (from %d): over max_schema_bytes (%d)",
+				f.which, f.how.after, f.how.before, g.opts.MaxSchemaBytes))
+		}
+	}
+	big := slices.MaxFunc(g.fitted, func(a, b fitted) int { return a.how.before - b.how.before })
+	steps := fmt.Sprintf("descriptions below level %d dropped", big.how.docsFrom-1)
+	switch {
+	case big.how.cutAt == 0:
+		steps = "every description and every subschema below the top dropped"
+	case big.how.docsFrom == 1:
+		steps = fmt.Sprintf("every description but the tool's own dropped, levels below %d cut", big.how.cutAt)
+	case big.how.cutAt > 0:
+		steps += fmt.Sprintf(", levels below %d cut", big.how.cutAt)
+	}
+	g.warn("", fmt.Sprintf("%d tool schemas were over max_schema_bytes (%d) and were simplified; the largest, the %s at %s, from %d to %d bytes (%s)",
+		len(g.fitted), g.opts.MaxSchemaBytes, big.which, big.loc, big.how.before, big.how.after, steps))
 }
 
 // description is x-mcp-description, else summary and description, else

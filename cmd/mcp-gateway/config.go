@@ -57,6 +57,7 @@ type config struct {
 	LogFormat           string
 	Include, Exclude    []string
 	MaxDescription      int
+	MaxSchemaBytes      int64
 	OutputSchema        string
 	OpenAPITimeout      time.Duration
 	OpenAPIMaxBytes     int64
@@ -157,6 +158,8 @@ var options = []option{
 		set: list(func(c *config) *[]string { return &c.Exclude })},
 	{key: "max_description", tools: true, def: "1024", usage: "longest tool description in characters",
 		set: positiveInt(func(c *config) *int { return &c.MaxDescription })},
+	{key: "max_schema_bytes", tools: true, def: "32KiB", usage: "largest inputSchema or outputSchema of one tool; a bigger one is simplified step by step (deep descriptions dropped, then deep levels cut, with a note); 0 means no bound",
+		set: sizeOrZero(func(c *config) *int64 { return &c.MaxSchemaBytes })},
 	{key: "output_schema", tools: true, def: "lenient", usage: "outputSchema of the tools: lenient (the response's shape without the constraints backends break), strict (the document's schema) or off; an operation's x-mcp-output-schema wins",
 		set: oneOf([]string{"lenient", "strict", "off"}, func(c *config) *string { return &c.OutputSchema })},
 	{key: "openapi_timeout", tools: true, def: "30s", usage: "timeout for fetching the OpenAPI document and its external $refs",
@@ -468,6 +471,18 @@ func nonNegativeFloat[C any](field func(*C) *float64) func(*C, any) error {
 
 // size parses byte sizes: 1048576, 512KiB, 4MiB, 1GiB (also KB/MB/GB as
 // powers of 1000).
+// sizeOrZero is size where 0 is allowed too (it means "no bound").
+func sizeOrZero[C any](field func(*C) *int64) func(*C, any) error {
+	positive := size(field)
+	return func(c *C, raw any) error {
+		if s, err := scalar(raw); err == nil && strings.TrimSpace(s) == "0" {
+			*field(c) = 0
+			return nil
+		}
+		return positive(c, raw)
+	}
+}
+
 func size[C any](field func(*C) *int64) func(*C, any) error {
 	units := []struct {
 		suffix string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -293,7 +294,12 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 	}
 	validated := make(chan []openapi.Warning, 1)
 	go func() { validated <- openapi.Validate(ctx, doc) }()
-	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription, OutputSchema: cfg.OutputSchema})
+	maxSchema := int(min(cfg.MaxSchemaBytes, math.MaxInt32))
+	if maxSchema == 0 {
+		maxSchema = -1 // documented: 0 means no bound
+	}
+	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription,
+		OutputSchema: cfg.OutputSchema, MaxSchemaBytes: maxSchema})
 	doc.Warnings = append(<-validated, doc.Warnings...) // validation's findings first, then the load's own
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating tools: %w", err)
