@@ -219,4 +219,3 @@ func loadPublished(t *testing.T, file string) *openapi.Document {
 	require.NoError(t, err)
 	return doc
 }
-
