@@ -60,6 +60,13 @@ func compileOutput(raw json.RawMessage) *outputCheck {
 	return &outputCheck{schema: s, fast: compileShape(doc)}
 }
 
+// fitsObject reports whether body is valid JSON, an object, and fits the
+// fast check (false: not sure). It is the whole check for the common
+// case, a JSON object response: no other scan of the body is needed.
+func (o *outputCheck) fitsObject(body []byte, wrapped bool) bool {
+	return o.fast != nil && !wrapped && firstNonSpace(body) == '{' && o.fast.fits(body)
+}
+
 // check returns where structured leaves the schema, or "" when it fits.
 // wrapped: structured is {"result": body}, and places are told in the body.
 func (o *outputCheck) check(structured []byte, wrapped bool) string {

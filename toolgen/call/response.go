@@ -192,13 +192,18 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 		mt = "application/json"
 	}
 	if openapi.IsJSONMediaType(mt) {
+		// The fast output check validates as it walks: a body that fits
+		// needs no other scan. Anything else is checked from the start.
+		if p.output != nil && p.output.fitsObject(body, p.wrapped) {
+			return p.jsonResult(status, body, true)
+		}
 		if !jsonlex.Valid(body) {
 			if p.hasOutput {
 				return p.contractError(status, "the response is not valid JSON", body, mt), nil
 			}
 			return mcp.TextResult(toUTF8(body, params["charset"])), nil
 		}
-		return p.jsonResult(status, body)
+		return p.jsonResult(status, body, false)
 	}
 	content := mapContent(mt, params, body, uri, 0)
 	if p.hasOutput {
@@ -208,8 +213,9 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 }
 
 // jsonResult maps a valid JSON body. structuredContent is kept as raw JSON:
-// no decode and re-encode on the hot path, and numbers stay exact.
-func (p *callPlan) jsonResult(status string, body []byte) (*mcp.CallToolResult, []byte) {
+// no decode and re-encode on the hot path, and numbers stay exact. fits:
+// the output check has passed already.
+func (p *callPlan) jsonResult(status string, body []byte, fits bool) (*mcp.CallToolResult, []byte) {
 	if !utf8.Valid(body) {
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
@@ -226,7 +232,7 @@ func (p *callPlan) jsonResult(status string, body []byte) (*mcp.CallToolResult, 
 	default:
 		return p.contractError(status, "the schema expects a JSON object but the response is "+jsonKindName(firstNonSpace(body)), body, "application/json"), nil
 	}
-	if p.output != nil {
+	if p.output != nil && !fits {
 		if where := p.output.check(structured, p.wrapped); where != "" {
 			return driftResult(status, where, body), nil
 		}

@@ -62,6 +62,9 @@ type shape struct {
 	allOf      []*shape
 	ref        *shape
 	refName    string
+	// leaf: only a type to check (no combinators, members or items), the
+	// common case, walked without the general path.
+	leaf bool
 }
 
 type namedShape struct {
@@ -230,6 +233,8 @@ func (c *shapeCompiler) compile(v any) *shape {
 			}
 		}
 		out.any = assertions == 0
+		out.leaf = !out.any && out.ref == nil && out.allOf == nil && out.anyOf == nil && out.props == nil &&
+			out.additional == nil && out.required == nil && out.items == nil && out.prefix == nil
 		return out
 	}
 	c.failed = true
@@ -287,27 +292,36 @@ func (c *shapeCompiler) kinds(v any) jsonKind {
 	return k
 }
 
-// fits reports whether data (valid JSON: the call path checked it) fits
-// s. false means "not sure": the caller asks the library. It walks the
-// bytes once: a value whose schema asserts nothing is skipped, not read.
+// fits reports whether data is valid JSON that fits s. false means "not
+// sure": the caller checks the JSON and asks the library. It walks the
+// bytes once, validating as it goes (every value it passes over goes
+// through the jsonlex scanner), so a body that fits needs no other scan.
 func (s *shape) fits(data []byte) bool {
 	i := skipWS(data, 0)
-	end, ok := s.walk(data, i)
+	end, ok := s.walk(data, i, 0)
 	return ok && skipWS(data, end) == len(data)
 }
 
+// maxWalkDepth bounds the walk's nesting (a recursive schema follows the
+// data down): deeper data is "not sure", and jsonlex.Valid refuses it.
+const maxWalkDepth = 10000
+
 // walk checks the value at data[i] and returns the offset past it.
-func (s *shape) walk(data []byte, i int) (int, bool) {
-	if i >= len(data) {
+func (s *shape) walk(data []byte, i, depth int) (int, bool) {
+	if i >= len(data) || depth > maxWalkDepth {
 		return i, false
 	}
+	kind := kindAt(data[i])
 	switch {
+	case s.leaf:
+		if s.kinds == 0 || s.kinds&kind != 0 {
+			return skipValue(data, i)
+		}
 	case s.never:
 		return i, false
 	case s.any:
 		return skipValue(data, i)
 	}
-	kind := kindAt(data[i])
 	if s.kinds != 0 && s.kinds&kind == 0 {
 		if kind != kindNumber || s.kinds&kindInteger == 0 {
 			return i, false
@@ -322,14 +336,14 @@ func (s *shape) walk(data []byte, i int) (int, bool) {
 	// once more).
 	end := -1
 	if s.ref != nil {
-		e, ok := s.ref.walk(data, i)
+		e, ok := s.ref.walk(data, i, depth)
 		if !ok {
 			return i, false
 		}
 		end = e
 	}
 	for _, sub := range s.allOf {
-		e, ok := sub.walk(data, i)
+		e, ok := sub.walk(data, i, depth)
 		if !ok {
 			return i, false
 		}
@@ -339,7 +353,7 @@ func (s *shape) walk(data []byte, i int) (int, bool) {
 		ok := false
 		for _, sub := range s.anyOf {
 			var e int
-			if e, ok = sub.walk(data, i); ok {
+			if e, ok = sub.walk(data, i, depth); ok {
 				end = e
 				break
 			}
@@ -350,20 +364,20 @@ func (s *shape) walk(data []byte, i int) (int, bool) {
 	}
 	switch {
 	case kind == kindObject && (s.props != nil || s.additional != nil || s.required != nil):
-		return s.walkObject(data, i)
+		return s.walkObject(data, i, depth+1)
 	case kind == kindArray && (s.items != nil || len(s.prefix) > 0):
-		return s.walkArray(data, i)
+		return s.walkArray(data, i, depth+1)
 	case end >= 0:
 		return end, true
 	}
 	return skipValue(data, i)
 }
 
-func (s *shape) walkObject(data []byte, i int) (int, bool) {
+func (s *shape) walkObject(data []byte, i, depth int) (int, bool) {
 	var seen uint64 // bit n: required[n] is present
 	all := uint64(1)<<len(s.required) - 1
 	i, more, ok := open(data, i, '}')
-	for more && ok && data[i] == '"' {
+	for more && ok && i < len(data) && data[i] == '"' {
 		kend, err := jsonlex.SkipString(data, i)
 		if err != nil {
 			return i, false
@@ -378,7 +392,7 @@ func (s *shape) walkObject(data []byte, i int) (int, bool) {
 			return i, false
 		}
 		seen |= s.requiredBit(key)
-		if i, ok = walkOrSkip(s.member(key), data, skipWS(data, i+1)); !ok {
+		if i, ok = walkOrSkip(s.member(key), data, skipWS(data, i+1), depth); !ok {
 			return i, false
 		}
 		i, more, ok = next(data, i, '}')
@@ -386,14 +400,14 @@ func (s *shape) walkObject(data []byte, i int) (int, bool) {
 	return i, ok && !more && seen == all
 }
 
-func (s *shape) walkArray(data []byte, i int) (int, bool) {
+func (s *shape) walkArray(data []byte, i, depth int) (int, bool) {
 	i, more, ok := open(data, i, ']')
 	for n := 0; more && ok; n++ {
 		sub := s.items
 		if n < len(s.prefix) {
 			sub = s.prefix[n]
 		}
-		if i, ok = walkOrSkip(sub, data, i); !ok {
+		if i, ok = walkOrSkip(sub, data, i, depth); !ok {
 			return i, false
 		}
 		i, more, ok = next(data, i, ']')
@@ -426,9 +440,9 @@ func next(data []byte, i int, closing byte) (at int, more, ok bool) {
 
 // walkOrSkip checks the value at data[i] against sub, or only passes over
 // it when nothing constrains it (sub is nil).
-func walkOrSkip(sub *shape, data []byte, i int) (int, bool) {
+func walkOrSkip(sub *shape, data []byte, i, depth int) (int, bool) {
 	if sub != nil {
-		return sub.walk(data, i)
+		return sub.walk(data, i, depth)
 	}
 	return skipValue(data, i)
 }

@@ -224,3 +224,44 @@ func randomValue(rng *rand.Rand, keys []string, depth int) any {
 		return a
 	}
 }
+
+// The fast check validates the JSON as it walks (a body it passes gets no
+// other scan): nothing that is not JSON fits, whatever the schema.
+func TestShapeCheckRefusesWhatIsNotJSON(t *testing.T) {
+	schemas := []string{
+		`{"type":"object"}`,
+		`{"type":"object","properties":{"a":{"type":"integer"},"s":{"type":"string"},"l":{"type":"array","items":{"type":"number"}}}}`,
+		`{"type":"object","properties":{"a":{}},"additionalProperties":{"description":"any"}}`,
+	}
+	bodies := []string{
+		`{"a":1,}`, `{"a":1`, `{"a":1}}`, `{"a" 1}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":tru}`, `{"a":nul}`,
+		`{"s":"bad \x escape"}`, "{\"s\":\"raw \x01 control\"}", `{"s":"unterminated}`, `{"l":[1,2,]}`, `{"l":[1 2]}`,
+		`{"z":{"x":[1,{]}}`, `{"z":"\ud800x"x}`, `{a:1}`, `{"a":1} trailing`, `{"a":+1}`, `{"l":[.5]}`,
+	}
+	for _, sc := range schemas {
+		check := compileOutput(json.RawMessage(sc))
+		require.NotNil(t, check.fast, sc)
+		for _, b := range bodies {
+			require.False(t, json.Valid([]byte(b)), "the case %q must not be JSON", b)
+			require.False(t, check.fast.fits([]byte(b)), "%q fits %s", b, sc)
+			require.False(t, check.fitsObject([]byte(b), false), "%q", b)
+		}
+	}
+	// Deep data under a recursive schema is "not sure", not a crash.
+	check := compileOutput(json.RawMessage(`{"$ref":"#/$defs/N","$defs":{"N":{"type":"array","items":{"$ref":"#/$defs/N"}}}}`))
+	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
+	require.False(t, check.fast.fits([]byte(deep)))
+}
+
+// FuzzShapeCheckIsAValidator: whatever the fast check passes is JSON.
+func FuzzShapeCheckIsAValidator(f *testing.F) {
+	for _, s := range []string{`{"a":1,"s":"x","l":[1.5,2],"z":{"q":[true,null]}}`, `{"a":"\u00e9\"","l":[]}`, `{}`, `{"l":[1,2,3]}`} {
+		f.Add([]byte(s))
+	}
+	check := compileOutput(json.RawMessage(`{"type":"object","properties":{"a":{"type":["integer","string"]},"s":{"type":"string"},"l":{"type":"array","items":{"type":"number"}},"z":{}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if check.fast.fits(data) && !json.Valid(data) {
+			t.Fatalf("fits but is not JSON: %q", data)
+		}
+	})
+}
