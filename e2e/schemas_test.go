@@ -66,7 +66,7 @@ func TestSchemasClientsCanAfford(t *testing.T) {
 	require.NotContains(t, string(tree.InputSchema), `"format"`, "a free-text format is not left as format")
 	require.Contains(t, string(tree.InputSchema), "Format: repo.nwo.", "it is said in the description")
 
-	logs := p.stderr.String()
+	logs := stderrOf(p)
 	require.Contains(t, logs, "1 tool schemas were over max_schema_bytes (1024) and were simplified")
 	require.Equal(t, 1, strings.Count(logs, `OpenAPI 3.1 construct in a pre-3.1 document: type \"null\"`), "one warning per construct:\n%s", logs)
 
