@@ -121,6 +121,8 @@ func newReplicaEnv(t *testing.T, backend *replicaBackend, redisURL string, rdb r
 		// Keep-alives double as the push stream's backstop for lost wake-up
 		// hints; a long interval makes a lost hint fail the test.
 		"--sse-keepalive", "1m",
+		// A 2024-11-05 client that closed its stream is gone for good here.
+		"--legacy-sse-grace", "200ms",
 	}, extra...)
 	bin := gatewayBinary(t)
 	e.procs = make([]*process, n)

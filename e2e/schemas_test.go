@@ -61,7 +61,7 @@ func TestSchemasClientsCanAfford(t *testing.T) {
 		require.LessOrEqual(t, len(tool.OutputSchema), 1024, tool.Name)
 	}
 	tree := list.Result.Tools[tools["getTree"]]
-	require.Contains(t, string(tree.OutputSchema), "(omitted to keep the schema small)", "a cut says so")
+	require.Contains(t, string(tree.OutputSchema), "Simplified to fit the gateway's max_schema_bytes", "a cut says so")
 	require.Equal(t, "Gets a **tree** & its branches\n\n- deep\n- recursive", tree.Description, "HTML becomes Markdown, entities decoded")
 	require.NotContains(t, string(tree.InputSchema), `"format"`, "a free-text format is not left as format")
 	require.Contains(t, string(tree.InputSchema), "Format: repo.nwo.", "it is said in the description")

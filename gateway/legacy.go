@@ -12,13 +12,17 @@ package gateway
 // holding the stream to read it. Event ids carry the session id, so a
 // client that reconnects with Last-Event-ID (after this replica shut
 // down, say) resumes its session on any replica. A client that closes its
-// stream ends its session.
+// stream ends its session after a grace period (LegacySSEGrace) in which
+// it may still come back; the record names the stream that owns it, so a
+// stream that died late on one replica never ends a session another
+// replica is serving.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -59,16 +63,15 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 		return reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 	}
 	ctx := r.Context()
-	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID))
+	owner := newSessionID()[:16] // this stream's claim on the session
+	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID), owner)
 	if err != nil {
 		return err
 	}
 	// Subscribe before reading the log so no event slips between the two.
 	sub, err := s.bus.Subscribe(ctx, sessionTopic(sid))
 	if err != nil {
-		if r.Header.Get(headerLastEventID) == "" {
-			_ = s.deleteSession(context.WithoutCancel(ctx), sid) // nobody can reach it
-		}
+		s.releaseLegacy(context.WithoutCancel(ctx), sid, owner)
 		return busError(err)
 	}
 	defer sub.Close()
@@ -80,27 +83,47 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 	sse := startSSE(w)
 	defer sse.release()
 	end := pumpClientGone
-	if sse.named("", "endpoint", []byte(s.cfg.LegacyMessagesPath+"?sessionId="+sid)) == nil &&
+	// The endpoint event carries the stream's starting point, so a client
+	// that loses the stream before any other event resumes this session.
+	start := cursor
+	if start == "" {
+		start = logStart
+	}
+	if sse.named(sid+":"+start, "endpoint", []byte(s.legacyEndpoint()+"?sessionId="+sid)) == nil &&
 		(!gap || sse.event("", gapNotice()) == nil) {
 		end = s.pumpSession(ctx, sse, sid, cursor, sub.C(), sid+":")
 	}
 	if end == pumpClientGone {
-		// The stream was the session: a client that left ends it. (A
-		// server that shuts down keeps it, for the client to resume
-		// elsewhere.)
-		if err := s.deleteSession(context.WithoutCancel(ctx), sid); err != nil && !errors.Is(err, sessions.ErrNotFound) {
-			s.log.Warn("ending a 2024-11-05 session failed", "err", err, "session", sid)
-		}
+		// The stream was the session: a client that left ends it, once
+		// the grace period to come back is over. (A server that shuts
+		// down keeps it, for the client to resume elsewhere.)
+		s.releaseLegacy(context.WithoutCancel(ctx), sid, owner)
 	}
 	return nil
 }
 
+// logStart is the event part of a Last-Event-ID that means "before the
+// first event" (the endpoint event of a session with an empty log).
+const logStart = "-"
+
+// legacyEndpoint is the messages URL the endpoint event names: relative
+// when it sits beside the stream's path (so a proxy that serves the
+// gateway under a prefix keeps working), else absolute.
+func (s *Server) legacyEndpoint() string {
+	dir, file := path.Split(s.cfg.LegacyMessagesPath)
+	if sseDir, _ := path.Split(s.cfg.LegacySSEPath); dir == sseDir && file != "" {
+		return file
+	}
+	return s.cfg.LegacyMessagesPath
+}
+
 // legacyStart creates the session a new stream carries, or finds the one
-// a reconnecting client's Last-Event-ID ("session:event") names.
-func (s *Server) legacyStart(ctx context.Context, lastEventID string) (sid, cursor string, gap bool, err error) {
+// a reconnecting client's Last-Event-ID ("session:event") names; either
+// way the stream (owner) claims it.
+func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string) (sid, cursor string, gap bool, err error) {
 	if lastEventID == "" {
 		now := time.Now()
-		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, CreatedAt: now, LastSeen: now}
+		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner, CreatedAt: now, LastSeen: now}
 		if err := s.store.Create(ctx, sess); err != nil {
 			return "", "", false, storeError(err)
 		}
@@ -109,17 +132,74 @@ func (s *Server) legacyStart(ctx context.Context, lastEventID string) (sid, curs
 	}
 	sid, event, ok := strings.Cut(lastEventID, ":")
 	if !ok || event == "" {
-		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued by this server", lastEventID)
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued by this server", truncate(lastEventID))
 	}
 	sess, err := s.lookupSession(ctx, sid)
 	if err != nil {
 		return "", "", false, err
 	}
 	if sess.Transport != sessions.TransportSSE {
-		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", lastEventID)
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", truncate(lastEventID))
 	}
-	cursor, gap, err = s.streamCursor(ctx, sid, event)
-	return sid, cursor, gap, err
+	if event == logStart {
+		cursor = "" // from the first retained event
+	} else if cursor, gap, err = s.streamCursor(ctx, sid, event); err != nil {
+		return "", "", false, err
+	}
+	if _, err := s.updateSession(ctx, sid, func(x *sessions.Session) error { x.Stream = owner; return nil }); err != nil {
+		return "", "", false, err
+	}
+	return sid, cursor, gap, nil
+}
+
+// releaseLegacy gives up a stream's claim on its session and ends the
+// session after the grace period, unless another stream claimed it
+// meanwhile (the client came back, on this replica or another).
+func (s *Server) releaseLegacy(ctx context.Context, sid, owner string) {
+	if _, err := s.updateSession(ctx, sid, func(x *sessions.Session) error {
+		if x.Stream != owner {
+			return errNotOwner
+		}
+		x.Stream = ""
+		return nil
+	}); err != nil {
+		if !errors.Is(err, errNotOwner) && !errors.Is(err, sessions.ErrNotFound) {
+			s.log.Warn("releasing a 2024-11-05 session failed", "err", err, "session", shortID(sid))
+		}
+		return
+	}
+	time.AfterFunc(s.cfg.LegacySSEGrace, func() {
+		ctx := context.Background()
+		if _, err := s.store.Update(ctx, sid, func(x *sessions.Session) error {
+			if x.Stream != "" {
+				return errNotOwner // the client came back
+			}
+			return nil
+		}); err != nil {
+			return
+		}
+		s.cancelSessionCalls(sid)
+		if err := s.deleteSession(ctx, sid); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			s.log.Warn("ending a 2024-11-05 session failed", "err", err, "session", shortID(sid))
+		}
+	})
+}
+
+var errNotOwner = errors.New("another stream owns the session")
+
+// cancelSessionCalls cancels the calls this replica runs for a session.
+func (s *Server) cancelSessionCalls(sid string) {
+	s.inflightMu.Lock()
+	var calls []*inflightCall
+	for k, c := range s.inflight {
+		if k.session == sid {
+			calls = append(calls, c)
+		}
+	}
+	s.inflightMu.Unlock()
+	for _, c := range calls {
+		c.cancelCall()
+	}
 }
 
 // serveLegacyMessage takes one POSTed message of a 2024-11-05 session. A
@@ -139,6 +219,9 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: POST messages here; open the event stream at %s", s.cfg.LegacySSEPath)
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return reject(http.StatusRequestEntityTooLarge, mcp.CodeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes)
 	}
 	sid := r.URL.Query().Get("sessionId")
 	if sid == "" {
@@ -174,7 +257,9 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 	case msg.isResponse():
 		// Answers to server→client requests: the gateway sends none yet.
 	default:
-		s.startLegacyRequest(r, sess, msg)
+		if err := s.startLegacyRequest(r, sess, msg); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
@@ -182,51 +267,105 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// legacyMaxRunning bounds the requests of one 2024-11-05 session running
+// on one replica: their POSTs are answered at once, so nothing else would.
+const legacyMaxRunning = 64
+
 // startLegacyRequest runs a request in the background; its response and
-// its notifications go to the session's stream.
-func (s *Server) startLegacyRequest(r *http.Request, sess *sessions.Session, msg *message) {
+// its notifications go to the session's stream. It refuses (on the POST)
+// when the session has legacyMaxRunning requests running here, or when
+// the server is shutting down.
+func (s *Server) startLegacyRequest(r *http.Request, sess *sessions.Session, msg *message) error {
+	sess, admitErr := s.legacyAdmits(r.Context(), sess, msg.Method)
+	if admitErr != nil && !isMCPError(admitErr) {
+		return admitErr // the store: the POST's own answer (503)
+	}
+	s.bgMu.Lock()
+	switch {
+	case s.bgClosed:
+		s.bgMu.Unlock()
+		return reject(http.StatusServiceUnavailable, mcp.CodeUnavailable, "Service Unavailable: the server is shutting down; reconnect to another replica")
+	case s.bgRunning[sess.ID] >= legacyMaxRunning:
+		s.bgMu.Unlock()
+		return reject(http.StatusTooManyRequests, mcp.CodeInvalidRequest, "Too Many Requests: %d requests of this session are running", legacyMaxRunning)
+	}
+	s.bgRunning[sess.ID]++
+	s.background.Add(1)
+	s.bgMu.Unlock()
+
 	reply := streamReply{srv: s, sid: sess.ID}
 	req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
 	h := s.sessionHandler(msg.Method)
-	if err := s.legacyAdmits(r.Context(), sess, msg.Method); err != nil {
-		h = func(*mcp.Request) (any, error) { return nil, err }
+	if admitErr != nil {
+		h = func(*mcp.Request) (any, error) { return nil, admitErr }
 	}
 	done := s.trackInflight(sess.ID, msg.ID, req)
-	s.background.Go(func() {
-		defer done()
+	go func() {
+		defer func() {
+			done()
+			s.bgMu.Lock()
+			if s.bgRunning[sess.ID]--; s.bgRunning[sess.ID] <= 0 {
+				delete(s.bgRunning, sess.ID)
+			}
+			s.bgMu.Unlock()
+			s.background.Done()
+		}()
 		s.dispatch(req, h, reply)
-	})
+	}()
+	return nil
+}
+
+func isMCPError(err error) bool {
+	var e *mcp.Error
+	return errors.As(err, &e)
+}
+
+// DrainBackground refuses new 2024-11-05 requests and waits (until ctx
+// ends) for those running: their answers go to the store, where the
+// client finds them on whichever replica it reconnects to. Call it after
+// the HTTP server stopped taking requests and before stopping Run.
+func (s *Server) DrainBackground(ctx context.Context) error {
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
+	done := make(chan struct{})
+	go func() { s.background.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // legacyAdmits enforces the handshake order the stream-first transport
-// allows to be broken: one initialize, and nothing but ping before it.
-// A record cached before initialize may be stale, so a refusal is checked
-// against the store first.
-func (s *Server) legacyAdmits(ctx context.Context, sess *sessions.Session, method string) error {
-	initialized := func() (bool, error) {
-		if sess.ProtocolVersion != "" {
-			return true, nil
-		}
-		fresh, err := s.store.Get(ctx, sess.ID)
-		if err != nil {
-			return false, storeError(err)
-		}
-		return fresh.ProtocolVersion != "", nil
-	}
+// allows to be broken: one initialize, and nothing but ping before it. A
+// record cached before initialize may be stale, so a refusal is checked
+// against the store first, and the fresh record serves the request. An
+// *mcp.Error is the request's answer (on the stream); another error is
+// the store's.
+func (s *Server) legacyAdmits(ctx context.Context, sess *sessions.Session, method string) (*sessions.Session, error) {
 	switch method {
 	case "ping":
-		return nil
+		return sess, nil
 	case "initialize":
 		if sess.ProtocolVersion != "" {
-			return mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: this session is already initialized")
+			return sess, mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: this session is already initialized")
 		}
-		return nil
+		return sess, nil
 	}
-	ok, err := initialized()
-	if err == nil && !ok {
-		err = mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: send initialize first")
+	if sess.ProtocolVersion != "" {
+		return sess, nil
 	}
-	return err
+	fresh, err := s.store.Get(ctx, sess.ID)
+	if err != nil {
+		return sess, storeError(err)
+	}
+	s.cache.put(fresh, time.Now())
+	if fresh.ProtocolVersion == "" {
+		return fresh, mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: send initialize first")
+	}
+	return fresh, nil
 }
 
 // streamReply answers a 2024-11-05 request on its session's event stream,

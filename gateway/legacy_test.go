@@ -18,10 +18,12 @@ import (
 
 // legacyStream is a 2024-11-05 client's event stream.
 type legacyStream struct {
-	cancel   context.CancelFunc
-	resp     *http.Response
-	events   chan legacyEvent
-	endpoint string // the endpoint event's data
+	cancel      context.CancelFunc
+	resp        *http.Response
+	events      chan legacyEvent
+	endpoint    string // the endpoint event's URL, as a path and query
+	rawEndpoint string // as the event said it
+	endpointID  string
 }
 
 type legacyEvent struct{ id, name, data string }
@@ -67,7 +69,13 @@ func (g *testGateway) openLegacy(t *testing.T, lastEventID string) *legacyStream
 	t.Cleanup(s.close)
 	ev := s.next(t)
 	require.Equal(t, "endpoint", ev.name, "the first event names the messages endpoint")
-	s.endpoint = ev.data
+	require.NotEmpty(t, ev.id, "the endpoint event is resumable")
+	s.endpointID = ev.id
+	// Resolved against the stream's URL, as clients do.
+	ep, err := req.URL.Parse(ev.data)
+	require.NoError(t, err)
+	s.endpoint = ep.RequestURI()
+	s.rawEndpoint = ev.data
 	return s
 }
 
@@ -131,6 +139,7 @@ func TestLegacySSEHandshakeAndCalls(t *testing.T) {
 	g := newTestGateway(t, Config{})
 	s := g.openLegacy(t, "")
 	require.True(t, strings.HasPrefix(s.endpoint, "/mcp/messages?sessionId="), s.endpoint)
+	require.True(t, strings.HasPrefix(s.rawEndpoint, "messages?sessionId="), "relative, so a path prefix in front keeps working: %s", s.rawEndpoint)
 	require.True(t, validSessionID(s.sessionID()))
 
 	// Nothing but ping before initialize.
@@ -225,7 +234,7 @@ func TestLegacySSERefusesWhatItCannotTake(t *testing.T) {
 }
 
 func TestLegacySSEClosingTheStreamEndsTheSession(t *testing.T) {
-	g := newTestGateway(t, Config{})
+	g := newTestGateway(t, Config{LegacySSEGrace: 100 * time.Millisecond})
 	s := g.openLegacy(t, "")
 	sid := s.sessionID()
 	legacyInit(t, g, s, "2024-11-05")
@@ -295,4 +304,43 @@ func TestLegacySSECanBeTurnedOffAndMoved(t *testing.T) {
 
 	_, err = New(Config{LegacySSEPath: "/mcp"}, Deps{})
 	require.ErrorContains(t, err, "must differ")
+}
+
+// A client that loses its stream comes back within the grace period with
+// the last id it saw (here the endpoint event's: nothing else came yet)
+// and keeps its session; a stream that dies late, after the client moved
+// to another replica, does not end the session that replica serves.
+func TestLegacySSEResumeAndOwnership(t *testing.T) {
+	store := sessions.NewMemory(sessions.Limits{TTL: time.Hour})
+	bus := pubsub.NewMemory()
+	cfg := Config{LegacySSEGrace: 150 * time.Millisecond}
+	a := newTestGatewayWith(t, cfg, Deps{Store: store, Bus: bus})
+	b := newTestGatewayWith(t, cfg, Deps{Store: store, Bus: bus})
+
+	s := a.openLegacy(t, "")
+	s.close()
+	s2 := b.openLegacy(t, s.endpointID)
+	require.Equal(t, s.endpoint, s2.endpoint, "the endpoint event's id resumes the session")
+	legacyInit(t, a, s2, "2024-11-05")
+	time.Sleep(300 * time.Millisecond) // past the grace period of the first stream
+	require.Equal(t, http.StatusAccepted, a.postLegacy(t, s2.endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).status)
+	s2.response(t, 2)
+
+	// Now the client moves to replica a while its stream on b is still
+	// open; b's stream then dies: the session stays, owned by a's stream.
+	_, ev := func() (map[string]any, legacyEvent) {
+		require.Equal(t, http.StatusAccepted, b.postLegacy(t, s2.endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`).status)
+		return s2.response(t, 3)
+	}()
+	s3 := a.openLegacy(t, ev.id)
+	s2.close()
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, http.StatusAccepted, b.postLegacy(t, s3.endpoint, `{"jsonrpc":"2.0","id":4,"method":"ping"}`).status)
+	m, _ := s3.response(t, 4)
+	require.Equal(t, map[string]any{}, m["result"])
+
+	// Shutting down: new requests are refused on the POST, with 503.
+	require.NoError(t, b.srv.DrainBackground(context.Background()))
+	r := b.postLegacy(t, s3.endpoint, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
 }

@@ -39,7 +39,7 @@ func newPostReply(w http.ResponseWriter, s *Server) *postReply {
 // Notify implements mcp.Sink: the first notification turns the answer into
 // an SSE stream.
 func (p *postReply) Notify(method string, params any) {
-	data, err := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
+	data, err := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		p.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return
@@ -206,7 +206,7 @@ func (s *Server) encodeResponse(b []byte, id json.RawMessage, result any, rerr *
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
+	data, err := mcp.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		data = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}`)
@@ -242,7 +242,7 @@ type sessionSink struct {
 func (s *Server) sessionSink(sid string) mcp.Sink { return sessionSink{srv: s, sid: sid} }
 
 func (k sessionSink) Notify(method string, params any) {
-	data, err := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
+	data, err := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		k.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return

@@ -47,6 +47,11 @@ type Config struct {
 	PageSize int
 	// MaxBodyBytes caps a POST body. Zero means 4 MiB.
 	MaxBodyBytes int64
+	// ReadTimeout bounds how long a POST body may take to arrive (the
+	// headers are bounded by the HTTP server's ReadHeaderTimeout). Zero
+	// means 30s; negative means no bound. Streams the gateway sends are
+	// not affected.
+	ReadTimeout time.Duration
 	// SSEKeepAlive is the interval of keep-alive comments on idle SSE
 	// streams. Zero means 15s; negative disables them.
 	SSEKeepAlive time.Duration
@@ -76,6 +81,10 @@ type Config struct {
 	// LegacyMessagesPath is where a 2024-11-05 client posts its messages
 	// (?sessionId=...). Empty means MountPath + "/messages".
 	LegacyMessagesPath string
+	// LegacySSEGrace is how long a 2024-11-05 session outlives its closed
+	// stream, for the client to reconnect with Last-Event-ID. Zero means
+	// 30s (at most SessionTTL).
+	LegacySSEGrace time.Duration
 	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
 	// session record when an invalidation from another replica was lost.
 	// Zero means 2s.
@@ -92,6 +101,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 4 << 20
 	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
 	if c.SSEKeepAlive == 0 {
 		c.SSEKeepAlive = 15 * time.Second
 	}
@@ -106,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ListTTL <= 0 {
 		c.ListTTL = 5 * time.Minute
+	}
+	if c.LegacySSEGrace <= 0 {
+		c.LegacySSEGrace = min(30*time.Second, c.SessionTTL)
 	}
 	base := strings.TrimSuffix(c.MountPath, "/")
 	if c.LegacySSEPath == "" {
@@ -189,8 +204,12 @@ type Server struct {
 	// streams counts open SSE streams so shutdown can wait for them to end.
 	streams sync.WaitGroup
 	// background counts requests of the 2024-11-05 transport still running
-	// after their POST was answered; Run waits for them.
+	// after their POST was answered (bgRunning by session); once bgClosed,
+	// no more start. DrainBackground (and Run, at its end) waits for them.
 	background sync.WaitGroup
+	bgMu       sync.Mutex
+	bgClosed   bool
+	bgRunning  map[string]int
 }
 
 type inflightKey struct{ session, id string }
@@ -257,6 +276,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:        deps.Logger,
 		origin:     origin,
 		inflight:   map[inflightKey]*inflightCall{},
+		bgRunning:  map[string]int{},
 		done:       make(chan struct{}),
 		listening:  make(chan struct{}),
 		cache:      newSessionCache(cfg.SessionCacheTTL),
@@ -352,7 +372,7 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			s.Shutdown()
 			s.streams.Wait()
-			s.background.Wait()
+			_ = s.DrainBackground(context.Background())
 			return nil
 		case now := <-t.C:
 			s.cache.sweep(now)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -13,6 +12,10 @@ import (
 
 // replayBatch bounds how many logged events one store read returns.
 const replayBatch = 256
+
+// legacyPoll is how often a 2024-11-05 stream re-reads its log when
+// keep-alives are off.
+const legacyPoll = 5 * time.Second
 
 // serveGET opens a session's push stream. Its events come from the
 // session's event log, so a stream can be resumed on any replica with
@@ -93,7 +96,7 @@ func (s *Server) streamCursor(ctx context.Context, sid, lastEventID string) (cur
 // gapNotice tells a stream's client that events it should have had are no
 // longer retained.
 func gapNotice() []byte {
-	data, _ := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/message", Params: mcp.LogMessage{
+	data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/message", Params: mcp.LogMessage{
 		Level: "error", Logger: "mcp-gateway",
 		Data: map[string]string{"message": "events after Last-Event-ID are no longer retained; some notifications were lost"},
 	}})
@@ -126,6 +129,14 @@ const (
 func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string) pumpEnd {
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
+	// A 2024-11-05 stream carries every answer: when keep-alives (the
+	// backstop for lost wake-up hints) are off, it still re-reads the log.
+	poll := keepAlive
+	if idPrefix != "" && poll == nil {
+		t := time.NewTicker(legacyPoll)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		evs, err := s.store.ReadAfter(ctx, sid, cursor, replayBatch)
 		switch {
@@ -160,8 +171,8 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			if !ok {
 				return pumpServerDone // the bus closed under us: let the client reconnect
 			}
-		case <-keepAlive:
-			if sse.comment("keep-alive") != nil {
+		case <-poll:
+			if keepAlive != nil && sse.comment("keep-alive") != nil {
 				return pumpClientGone
 			}
 			if idPrefix != "" {
@@ -205,7 +216,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 	// The gateway's tool, prompt and resource lists do not change while it
 	// runs, so it honours none of the requested notification types: the
 	// acknowledgement says so and the stream carries only keep-alives.
-	ack, _ := json.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
+	ack, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
 		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
 		"notifications": map[string]any{},
 	}})
@@ -220,7 +231,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 			return
 		case <-s.done:
 			// Graceful server-side close: the final listen result, then end.
-			final, _ := json.Marshal(mcp.Response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
+			final, _ := mcp.Marshal(mcp.Response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
 				"resultType": "complete",
 				"_meta":      map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
 			}})

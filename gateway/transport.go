@@ -24,6 +24,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -82,13 +83,29 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return s.readJSON(w, r)
 }
 
-// readJSON reads a POST body within MaxBodyBytes.
+// readJSON reads a POST body within MaxBodyBytes and ReadTimeout. A
+// declared Content-Length over the bound is refused before any byte is
+// read; a body that trickles in is cut off at the deadline. The deadline
+// is lifted once the body is in, so a long answer (an SSE stream on the
+// POST) is not cut.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return nil, reject(http.StatusRequestEntityTooLarge, mcp.CodeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes)
+	}
+	rc := http.NewResponseController(w)
+	if s.cfg.ReadTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, reject(http.StatusRequestEntityTooLarge, mcp.CodeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			return nil, reject(http.StatusRequestTimeout, mcp.CodeInvalidRequest, "Request Timeout: the body did not arrive within %s", s.cfg.ReadTimeout)
 		}
 		return nil, reject(http.StatusBadRequest, mcp.CodeParseError, "Parse error: could not read body")
 	}

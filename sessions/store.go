@@ -35,7 +35,10 @@ type Session struct {
 	// Transport is TransportSSE for a session of the 2024-11-05 HTTP+SSE
 	// transport (its stream is opened before initialize, so
 	// ProtocolVersion is empty until then); empty for Streamable HTTP.
-	Transport string    `json:"tr,omitempty"`
+	Transport string `json:"tr,omitempty"`
+	// Stream names the 2024-11-05 event stream that owns the session (a
+	// random token); empty while no stream does.
+	Stream    string    `json:"st,omitempty"`
 	CreatedAt time.Time `json:"ca"`
 	// LastSeen is refreshed lazily (see Store.Touch); with the TTL it decides expiry.
 	LastSeen time.Time `json:"ls"`

@@ -35,11 +35,12 @@ import (
 // DefaultMaxSchemaBytes is Options.MaxSchemaBytes' default.
 const DefaultMaxSchemaBytes = 32 << 10
 
-// cutNote is the description of a subschema cut for size.
-const cutNote = "(omitted to keep the schema small)"
+// cutNote ends the description of a schema that was cut for size.
+const cutNote = "(Simplified to fit the gateway's max_schema_bytes: values nested deeper than this schema describes are not checked.)"
 
-// cutStub is what a cut subschema becomes.
-var cutStub = append(appendString([]byte(`{"description":`), cutNote), '}')
+// cutStub is what a cut subschema becomes: it accepts any value, and it
+// is smaller than anything it replaces, so a deeper cut is never bigger.
+var cutStub = []byte("{}")
 
 // How a keyword holds subschemas, and whether they are one level down.
 type subKind uint8
@@ -72,8 +73,12 @@ func isDocKey(k []byte) bool {
 const noLimit = 1 << 20
 
 // step is one simplification: docs go at depth >= docsFrom, subschemas
-// deeper than cutAt become stubs.
-type step struct{ docsFrom, cutAt int }
+// deeper than cutAt become stubs; loosen (set whenever anything is cut)
+// drops the keywords a looser subschema would make refuse more.
+type step struct {
+	docsFrom, cutAt int
+	loosen          bool
+}
 
 // simplification says what shrinking a schema took.
 type simplification struct {
@@ -111,7 +116,7 @@ func (f *fitter) form(raw []byte) *defForm {
 	}
 	d := &defForm{raw: raw, cached: map[step][]byte{}}
 	var w rewriter
-	w.step = step{noLimit, noLimit}
+	w.step = step{docsFrom: noLimit, cutAt: noLimit}
 	w.collect = true
 	w.rewrite(nil, raw, 0)
 	d.refs, d.deep = w.refs, w.deep
@@ -121,11 +126,11 @@ func (f *fitter) form(raw []byte) *defForm {
 
 // at is the definition simplified by s when it sits at depth m.
 func (d *defForm) at(s step, m int) []byte {
-	rel := step{docsFrom: min(max(s.docsFrom-m, 0), d.deep+1), cutAt: min(s.cutAt-m, d.deep)}
+	rel := step{docsFrom: min(max(s.docsFrom-m, 0), d.deep+1), cutAt: min(s.cutAt-m, d.deep), loosen: s.loosen}
 	if b, ok := d.cached[rel]; ok {
 		return b
 	}
-	if rel == (step{d.deep + 1, d.deep}) {
+	if rel == (step{d.deep + 1, d.deep, false}) {
 		d.cached[rel] = d.raw // nothing to do
 		return d.raw
 	}
@@ -148,78 +153,11 @@ func (f *fitter) fit(schema []byte) (out []byte, how simplification, changed boo
 	if f.max <= 0 || len(schema) <= f.max {
 		return schema, simplification{}, false
 	}
-	// The root, without its $defs, and the definitions by name.
-	var rootRaw []byte
-	defs := map[string]*defForm{}
-	var names []string
-	err := jsonlex.ScanObject(schema, func(key, val []byte) error {
-		if string(key) != "$defs" {
-			return nil
-		}
-		return jsonlex.ScanObject(val, func(name, body []byte) error {
-			n := string(name)
-			defs[n] = f.form(body)
-			names = append(names, n)
-			return nil
-		})
-	})
-	if err != nil {
+	p, ok := f.prepare(schema)
+	if !ok {
 		return schema, simplification{}, false
 	}
-	slices.Sort(names)
-	var rw rewriter
-	rw.step, rw.collect, rw.skipDefs = step{noLimit, noLimit}, true, true
-	rootRaw = rw.rewrite(nil, schema, 0)
-	rootRefs, rootDeep := rw.refs, rw.deep
-
-	// Each definition's shallowest depth, through the references.
-	depth := map[string]int{}
-	queue := slices.Clone(rootRefs)
-	for len(queue) > 0 {
-		r := queue[0]
-		queue = queue[1:]
-		d, ok := defs[r.name]
-		if old, seen := depth[r.name]; !ok || seen && old <= r.depth {
-			continue
-		}
-		depth[r.name] = r.depth
-		for _, x := range d.refs {
-			queue = append(queue, refAt{x.name, r.depth + x.depth})
-		}
-	}
-	deepest := rootDeep
-	for name, m := range depth {
-		deepest = max(deepest, m+defs[name].deep)
-	}
-
-	build := func(s step) []byte {
-		w := rewriter{step: s, skipDefs: true}
-		b := w.rewrite(make([]byte, 0, f.max), rootRaw, 0)
-		first := true
-		for _, name := range names {
-			m, reached := depth[name]
-			if !reached || m > s.cutAt {
-				continue // unreferenced, or referenced only from cut places
-			}
-			if first {
-				b = b[:len(b)-1] // the root's closing brace
-				if len(b) > 1 {
-					b = append(b, ',')
-				}
-				b = append(b, `"$defs":{`...)
-				first = false
-			} else {
-				b = append(b, ',')
-			}
-			b = appendString(b, name)
-			b = append(b, ':')
-			b = append(b, defs[name].at(s, m)...)
-		}
-		if !first {
-			b = append(b, "}}"...)
-		}
-		return b
-	}
+	build, deepest := p.build, p.deepest
 	how.before = len(schema)
 	// A step's size only shrinks as its level rises toward the root:
 	// binary-search the deepest level that fits.
@@ -236,15 +174,15 @@ func (f *fitter) fit(schema []byte) (out []byte, how simplification, changed boo
 		}
 		return best, bestStep, best != nil
 	}
-	b, s, fits := search(2, deepest, func(l int) step { return step{l, noLimit} })
+	b, s, fits := search(2, deepest, func(l int) step { return step{docsFrom: l, cutAt: noLimit} })
 	if !fits {
-		b, s, fits = search(1, deepest-1, func(l int) step { return step{2, l} })
+		b, s, fits = search(1, deepest-1, func(l int) step { return step{docsFrom: 2, cutAt: l} })
 	}
 	if !fits {
 		// The top level's descriptions, then its subschemas.
-		s = step{1, 1}
+		s = step{docsFrom: 1, cutAt: 1}
 		if b = build(s); len(b) > f.max {
-			s = step{1, 0}
+			s = step{docsFrom: 1, cutAt: 0}
 			b = build(s)
 		}
 	}
@@ -255,12 +193,107 @@ func (f *fitter) fit(schema []byte) (out []byte, how simplification, changed boo
 	return b, how, true
 }
 
+// prepared is one schema split for simplifying: its root without $defs,
+// its definitions, and how deep each sits.
+type prepared struct {
+	f       *fitter
+	rootRaw []byte
+	defs    map[string]*defForm
+	names   []string // sorted
+	depth   map[string]int
+	deepest int
+}
+
+// prepare splits schema; ok is false when it is not a JSON object.
+func (f *fitter) prepare(schema []byte) (*prepared, bool) {
+	p := &prepared{f: f, defs: map[string]*defForm{}, depth: map[string]int{}}
+	err := jsonlex.ScanObject(schema, func(key, val []byte) error {
+		if string(key) != "$defs" {
+			return nil
+		}
+		return jsonlex.ScanObject(val, func(name, body []byte) error {
+			n := string(name)
+			p.defs[n] = f.form(body)
+			p.names = append(p.names, n)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, false
+	}
+	slices.Sort(p.names)
+	var rw rewriter
+	rw.step, rw.collect, rw.skipDefs = step{docsFrom: noLimit, cutAt: noLimit}, true, true
+	p.rootRaw = rw.rewrite(nil, schema, 0)
+
+	// Each definition's shallowest depth, through the references.
+	queue := slices.Clone(rw.refs)
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		d, ok := p.defs[r.name]
+		if old, seen := p.depth[r.name]; !ok || seen && old <= r.depth {
+			continue
+		}
+		p.depth[r.name] = r.depth
+		for _, x := range d.refs {
+			queue = append(queue, refAt{x.name, r.depth + x.depth})
+		}
+	}
+	p.deepest = rw.deep
+	for name, m := range p.depth {
+		p.deepest = max(p.deepest, m+p.defs[name].deep)
+	}
+	return p, true
+}
+
+// build writes the schema with step s applied.
+func (p *prepared) build(s step) []byte {
+	s.loosen = s.cutAt != noLimit
+	w := rewriter{step: s, skipDefs: true}
+	if s.loosen {
+		w.note = cutNote
+	}
+	b := w.rewrite(make([]byte, 0, max(p.f.max, 64)), p.rootRaw, 0)
+	first := true
+	for _, name := range p.names {
+		m, reached := p.depth[name]
+		if !reached || m > s.cutAt {
+			continue // unreferenced, or referenced only from cut places
+		}
+		if first {
+			b = b[:len(b)-1] // the root's closing brace
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, `"$defs":{`...)
+			first = false
+		} else {
+			b = append(b, ',')
+		}
+		b = appendString(b, name)
+		b = append(b, ':')
+		b = append(b, p.defs[name].at(s, m)...)
+	}
+	if !first {
+		b = append(b, "}}"...)
+	}
+	return b
+}
+
+// build is prepare and build in one (for tests).
+func (f *fitter) build(schema []byte, s step) []byte {
+	p, _ := f.prepare(schema)
+	return p.build(s)
+}
+
 // rewriter writes a schema with a step applied; with collect it also
 // notes the $defs references and the deepest level it saw.
 type rewriter struct {
 	step     step
 	collect  bool
-	skipDefs bool // leave out the root's $defs member
+	skipDefs bool   // leave out the root's $defs member
+	note     string // appended to the root's description
 	refs     []refAt
 	deep     int
 }
@@ -273,26 +306,70 @@ func (w *rewriter) rewrite(dst, raw []byte, depth int) []byte {
 		w.deep = max(w.deep, depth)
 	}
 	root := w.skipDefs && depth == 0 && len(dst) == 0
+	type member struct{ key, val []byte }
+	var ms []member
+	var has map[string]bool // the keys, when loosening needs them
+	if w.step.loosen {
+		has = map[string]bool{}
+	}
+	_ = jsonlex.ScanObject(raw, func(key, val []byte) error {
+		ms = append(ms, member{key, val})
+		if has != nil {
+			has[string(key)] = true
+		}
+		return nil
+	})
 	dst = append(dst, '{')
 	n := 0
-	_ = jsonlex.ScanObject(raw, func(key, val []byte) error {
-		if isDocKey(key) && depth >= w.step.docsFrom || root && string(key) == "$defs" {
-			return nil
-		}
+	open := func(key string) {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		n++
-		dst = appendString(dst, string(key))
+		dst = appendString(dst, key)
 		dst = append(dst, ':')
-		if w.collect && string(key) == "$ref" {
-			if s, ok := jsonlex.String(val); ok {
-				if name, ok := defName(s); ok {
-					w.refs = append(w.refs, refAt{name, depth})
+	}
+	noted := false
+	for _, m := range ms {
+		key, val := string(m.key), m.val
+		if isDocKey(m.key) && depth >= w.step.docsFrom || root && key == "$defs" {
+			continue
+		}
+		if w.step.loosen {
+			// A cut loosens a subschema; these keywords would turn that
+			// into refusing more: drop them, and make oneOf an anyOf
+			// (once its branches accept more, several may match).
+			switch key {
+			case "not", "if", "then", "else", "maxContains", "discriminator":
+				continue
+			case "oneOf":
+				switch {
+				case !has["anyOf"]:
+					key = "anyOf"
+				case !has["allOf"]:
+					open("allOf")
+					dst = append(dst, `[{"anyOf":`...)
+					dst = w.elements(dst, val, depth)
+					dst = append(dst, "}]"...)
+					continue
+				default:
+					continue // dropping it only accepts more
 				}
 			}
 		}
-		sub, ok := subKeywords[string(key)]
+		if root && key == "description" && w.note != "" {
+			if text, ok := jsonlex.String(val); ok {
+				open(key)
+				dst = appendString(dst, text+" "+w.note)
+				noted = true
+				continue
+			}
+		}
+		open(key)
+		if w.collect {
+			w.collectRefs(key, val, depth)
+		}
+		sub, ok := subKeywords[key]
 		switch {
 		case !ok:
 			dst = append(dst, val...)
@@ -302,24 +379,50 @@ func (w *rewriter) rewrite(dst, raw []byte, depth int) []byte {
 			dst = w.elements(dst, val, depth+sub.down)
 		case sub.kind == subMap && val[0] == '{':
 			dst = append(dst, '{')
-			m := 0
-			_ = jsonlex.ScanObject(val, func(k, v []byte) error {
-				if m > 0 {
+			k := 0
+			_ = jsonlex.ScanObject(val, func(pk, pv []byte) error {
+				if k > 0 {
 					dst = append(dst, ',')
 				}
-				m++
-				dst = appendString(dst, string(k))
+				k++
+				dst = appendString(dst, string(pk))
 				dst = append(dst, ':')
-				dst = w.child(dst, v, depth+sub.down)
+				dst = w.child(dst, pv, depth+sub.down)
 				return nil
 			})
 			dst = append(dst, '}')
 		default:
 			dst = append(dst, val...)
 		}
-		return nil
-	})
+	}
+	if root && w.note != "" && !noted {
+		open("description")
+		dst = appendString(dst, w.note)
+	}
 	return append(dst, '}')
+}
+
+// collectRefs notes the $defs references of one member: $ref, and the
+// OpenAPI discriminator's mapping (which names definitions too).
+func (w *rewriter) collectRefs(key string, val []byte, depth int) {
+	add := func(raw []byte) {
+		if s, ok := jsonlex.String(raw); ok {
+			if name, ok := defName(s); ok {
+				w.refs = append(w.refs, refAt{name, depth})
+			}
+		}
+	}
+	switch key {
+	case "$ref":
+		add(val)
+	case "discriminator":
+		_ = jsonlex.ScanObject(val, func(k, v []byte) error {
+			if string(k) == "mapping" {
+				return jsonlex.ScanObject(v, func(_, target []byte) error { add(target); return nil })
+			}
+			return nil
+		})
+	}
 }
 
 // child writes a subschema at depth: a stub beyond the cut.

@@ -49,9 +49,12 @@ type config struct {
 	LegacySSE           bool
 	LegacySSEPath       string
 	LegacyMessagesPath  string
+	LegacySSEGrace      time.Duration
 	SSEKeepAlive        time.Duration
 	PageSize            int
 	MaxBodyBytes        int64
+	ReadTimeout         time.Duration
+	IdleTimeout         time.Duration
 	ShutdownGrace       time.Duration
 	LogLevel            string
 	LogFormat           string
@@ -140,12 +143,18 @@ var options = []option{
 		set: optionalPath(func(c *config) *string { return &c.LegacySSEPath })},
 	{key: "legacy_messages_path", usage: "where 2024-11-05 clients POST their messages (default: mount_path + /messages)",
 		set: optionalPath(func(c *config) *string { return &c.LegacyMessagesPath })},
+	{key: "legacy_sse_grace", def: "30s", usage: "how long a 2024-11-05 session outlives its closed event stream, for the client to reconnect with Last-Event-ID",
+		set: positiveDuration(func(c *config) *time.Duration { return &c.LegacySSEGrace })},
 	{key: "sse_keepalive", def: "15s", usage: "interval of keep-alive comments on idle SSE streams (0 disables)",
 		set: duration(func(c *config) *time.Duration { return &c.SSEKeepAlive })},
 	{key: "page_size", tools: true, def: "100", usage: "tools per tools/list page",
 		set: positiveInt(func(c *config) *int { return &c.PageSize })},
 	{key: "max_body_bytes", def: "4MiB", usage: "largest accepted POST body (413 beyond)",
 		set: size(func(c *config) *int64 { return &c.MaxBodyBytes })},
+	{key: "read_timeout", def: "30s", usage: "how long a request's headers and body may take to arrive (a trickled body is cut off with 408); streams the gateway sends are not affected",
+		set: positiveDuration(func(c *config) *time.Duration { return &c.ReadTimeout })},
+	{key: "idle_timeout", def: "2m", usage: "how long an idle keep-alive connection stays open",
+		set: positiveDuration(func(c *config) *time.Duration { return &c.IdleTimeout })},
 	{key: "shutdown_grace", def: "15s", usage: "how long in-flight calls may finish after SIGTERM/SIGINT",
 		set: duration(func(c *config) *time.Duration { return &c.ShutdownGrace })},
 	{key: "log_level", tools: true, def: "info", usage: "gateway log level: debug, info, warn, error",

@@ -102,12 +102,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		AllowedHosts:         cfg.AllowedHosts,
 		PageSize:             cfg.PageSize,
 		MaxBodyBytes:         cfg.MaxBodyBytes,
+		ReadTimeout:          cfg.ReadTimeout,
 		SSEKeepAlive:         keepAlive(cfg.SSEKeepAlive),
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,
 		DisableLegacySSE:     !cfg.LegacySSE,
 		LegacySSEPath:        cfg.LegacySSEPath,
 		LegacyMessagesPath:   cfg.LegacyMessagesPath,
+		LegacySSEGrace:       cfg.LegacySSEGrace,
 		ServerVersion:        version,
 		ToolCallLimit:        toolCallLimit(cfg),
 	}, deps)
@@ -124,8 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
+		IdleTimeout:       cfg.IdleTimeout,
 		// No WriteTimeout: SSE streams are long-lived by design.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -170,6 +172,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err := httpSrv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over; closing remaining connections", "err", err)
 		_ = httpSrv.Close()
+	}
+	// 2024-11-05 requests answered 202 may still run: let them finish
+	// (their answers go to the store) while the replica still hears the
+	// others.
+	if err := srv.DrainBackground(sctx); err != nil {
+		log.Warn("grace period over with 2024-11-05 requests still running")
 	}
 	stopRun()
 	select {

@@ -153,5 +153,5 @@ func (p *PooledResult) Release() {
 func (p *PooledResult) MarshalJSON() ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return json.Marshal(&p.res)
+	return Marshal(&p.res)
 }

@@ -44,11 +44,24 @@ func AppendResponse(b []byte, id json.RawMessage, result any, rerr *Error) ([]by
 	if result == nil && rerr == nil {
 		result = struct{}{}
 	}
-	data, err := json.Marshal(Response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
-	if err != nil {
+	return AppendMarshal(b, Response{JSONRPC: "2.0", ID: id, Result: result, Error: rerr})
+}
+
+// Marshal is json.Marshal without HTML escaping: MCP is not HTML, and a
+// body of "<" characters must not grow sixfold on the wire ("\u003c").
+// Every message the gateway writes is encoded this way.
+func Marshal(v any) ([]byte, error) { return AppendMarshal(nil, v) }
+
+// AppendMarshal appends v encoded as Marshal does.
+func AppendMarshal(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return b, err
 	}
-	return append(b, data...), nil
+	out := buf.Bytes()
+	return out[:len(out)-1], nil // Encode ends with a newline
 }
 
 func appendCallResponse(b []byte, id json.RawMessage, r *CallToolResult) ([]byte, error) {
@@ -71,7 +84,7 @@ func appendCallResponse(b []byte, id json.RawMessage, r *CallToolResult) ([]byte
 		b = append(b, `,"isError":true`...)
 	}
 	if m := &r.ResultMeta; !m.empty() {
-		meta, err := json.Marshal(m) // small: the stateless era's resultType and _meta
+		meta, err := Marshal(m) // small: the stateless era's resultType and _meta
 		if err != nil {
 			return b[:start], err
 		}
@@ -133,5 +146,5 @@ func appendCompact(b []byte, raw []byte) []byte {
 	return append(b, out.Bytes()...)
 }
 
-// appendString appends s as encoding/json would (HTML characters escaped).
-func appendString(b []byte, s string) []byte { return jsonlex.AppendString(b, s, true) }
+// appendString appends s as a JSON string, HTML characters as they are.
+func appendString(b []byte, s string) []byte { return jsonlex.AppendString(b, s, false) }

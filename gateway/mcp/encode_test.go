@@ -39,8 +39,12 @@ func TestCallResponseEncodingMatchesEncodingJSON(t *testing.T) {
 	for name, res := range cases {
 		t.Run(name, func(t *testing.T) {
 			for _, id := range []string{`1`, `"req-7"`, `-2.5`} {
-				want, err := json.Marshal(Response{JSONRPC: "2.0", ID: json.RawMessage(id), Result: res})
-				require.NoError(t, err)
+				// encoding/json without HTML escaping: MCP is not HTML.
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
+				enc.SetEscapeHTML(false)
+				require.NoError(t, enc.Encode(Response{JSONRPC: "2.0", ID: json.RawMessage(id), Result: res}))
+				want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 				for _, result := range []any{res, Pooled(res)} {
 					got, err := AppendResponse(nil, json.RawMessage(id), result, nil)
 					require.NoError(t, err)

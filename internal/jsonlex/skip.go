@@ -15,3 +15,13 @@ func SkipValue(data []byte, i int) (end int, err error) {
 func SkipString(data []byte, i int) (end int, err error) {
 	return scanString(data, i)
 }
+
+// SkipNested is SkipValue for a value inside depth enclosing objects and
+// arrays, so that the nesting bound Valid applies counts from the top of
+// the document, not from data[i].
+func SkipNested(data []byte, i, depth int) (end int, err error) {
+	return scanValue(data, i, depth)
+}
+
+// MaxDepth is the deepest nesting of objects and arrays Valid accepts.
+const MaxDepth = maxScanDepth

@@ -192,6 +192,9 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 		mt = "application/json"
 	}
 	if openapi.IsJSONMediaType(mt) {
+		if !utf8.Valid(body) {
+			body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+		}
 		// The fast output check validates as it walks: a body that fits
 		// needs no other scan. Anything else is checked from the start.
 		if p.output != nil && p.output.fitsObject(body, p.wrapped) {
@@ -213,12 +216,10 @@ func (p *callPlan) successResult(status, contentType string, body []byte, uri st
 }
 
 // jsonResult maps a valid JSON body. structuredContent is kept as raw JSON:
-// no decode and re-encode on the hot path, and numbers stay exact. fits:
-// the output check has passed already.
+// no decode and re-encode on the hot path, and numbers stay exact. body is
+// valid UTF-8 (invalid sequences were replaced); fits: the output check
+// has passed already.
 func (p *callPlan) jsonResult(status string, body []byte, fits bool) (*mcp.CallToolResult, []byte) {
-	if !utf8.Valid(body) {
-		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
-	}
 	isObject := firstNonSpace(body) == '{'
 	var structured json.RawMessage
 	switch {
@@ -432,14 +433,44 @@ func toUTF8(body []byte, charset string) string {
 		var b strings.Builder
 		b.Grow(len(body))
 		for _, c := range body {
-			b.WriteRune(rune(c))
+			if !isDroppedControl(c) {
+				b.WriteRune(rune(c))
+			}
 		}
 		return b.String()
 	}
+	body = dropControls(body)
 	if utf8.Valid(body) {
 		return string(body)
 	}
 	return strings.ToValidUTF8(string(body), "\uFFFD")
+}
+
+// isDroppedControl: C0 controls other than tab, newline and carriage
+// return, and DEL. They mean nothing to a model, and JSON writes each as
+// six bytes (\u0001): a text body of them would grow sixfold on the wire.
+func isDroppedControl(c byte) bool {
+	return c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f
+}
+
+// dropControls returns body without the dropped controls (body itself
+// when it has none).
+func dropControls(body []byte) []byte {
+	i := 0
+	for i < len(body) && !isDroppedControl(body[i]) {
+		i++
+	}
+	if i == len(body) {
+		return body
+	}
+	out := make([]byte, i, len(body))
+	copy(out, body[:i])
+	for _, c := range body[i:] {
+		if !isDroppedControl(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // sanitizeExcerpt makes backend text safe to quote: at most limit bytes,

@@ -302,31 +302,29 @@ func (s *shape) fits(data []byte) bool {
 	return ok && skipWS(data, end) == len(data)
 }
 
-// maxWalkDepth bounds the walk's nesting (a recursive schema follows the
-// data down): deeper data is "not sure", and jsonlex.Valid refuses it.
-const maxWalkDepth = 10000
-
-// walk checks the value at data[i] and returns the offset past it.
+// walk checks the value at data[i], inside depth objects and arrays, and
+// returns the offset past it. Nesting is bounded as jsonlex.Valid bounds
+// it (a recursive schema follows the data down), counted from the top.
 func (s *shape) walk(data []byte, i, depth int) (int, bool) {
-	if i >= len(data) || depth > maxWalkDepth {
+	if i >= len(data) {
 		return i, false
 	}
 	kind := kindAt(data[i])
 	switch {
 	case s.leaf:
 		if s.kinds == 0 || s.kinds&kind != 0 {
-			return skipValue(data, i)
+			return skipValue(data, i, depth)
 		}
 	case s.never:
 		return i, false
 	case s.any:
-		return skipValue(data, i)
+		return skipValue(data, i, depth)
 	}
 	if s.kinds != 0 && s.kinds&kind == 0 {
 		if kind != kindNumber || s.kinds&kindInteger == 0 {
 			return i, false
 		}
-		end, ok := skipValue(data, i)
+		end, ok := skipValue(data, i, depth)
 		if !ok || !isIntegral(data[i:end]) {
 			return i, false
 		}
@@ -370,10 +368,13 @@ func (s *shape) walk(data []byte, i, depth int) (int, bool) {
 	case end >= 0:
 		return end, true
 	}
-	return skipValue(data, i)
+	return skipValue(data, i, depth)
 }
 
 func (s *shape) walkObject(data []byte, i, depth int) (int, bool) {
+	if depth > jsonlex.MaxDepth {
+		return i, false
+	}
 	var seen uint64 // bit n: required[n] is present
 	all := uint64(1)<<len(s.required) - 1
 	i, more, ok := open(data, i, '}')
@@ -401,6 +402,9 @@ func (s *shape) walkObject(data []byte, i, depth int) (int, bool) {
 }
 
 func (s *shape) walkArray(data []byte, i, depth int) (int, bool) {
+	if depth > jsonlex.MaxDepth {
+		return i, false
+	}
 	i, more, ok := open(data, i, ']')
 	for n := 0; more && ok; n++ {
 		sub := s.items
@@ -444,7 +448,7 @@ func walkOrSkip(sub *shape, data []byte, i, depth int) (int, bool) {
 	if sub != nil {
 		return sub.walk(data, i, depth)
 	}
-	return skipValue(data, i)
+	return skipValue(data, i, depth)
 }
 
 // requiredBit is the bit of key among the required names, or 0.
@@ -473,9 +477,10 @@ func (s *shape) member(key []byte) *shape {
 	return s.additional
 }
 
-// skipValue passes over the value at data[i] with the jsonlex scanner.
-func skipValue(data []byte, i int) (int, bool) {
-	end, err := jsonlex.SkipValue(data, i)
+// skipValue passes over the value at data[i], inside depth objects and
+// arrays, with the jsonlex scanner.
+func skipValue(data []byte, i, depth int) (int, bool) {
+	end, err := jsonlex.SkipNested(data, i, depth)
 	return end, err == nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 	"github.com/mcp-gateway/mcp-gateway/internal/specs"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
@@ -251,6 +252,16 @@ func TestShapeCheckRefusesWhatIsNotJSON(t *testing.T) {
 	check := compileOutput(json.RawMessage(`{"$ref":"#/$defs/N","$defs":{"N":{"type":"array","items":{"$ref":"#/$defs/N"}}}}`))
 	deep := strings.Repeat("[", 200000) + strings.Repeat("]", 200000)
 	require.False(t, check.fast.fits([]byte(deep)))
+	// The nesting bound is jsonlex.Valid's, counted from the top, also
+	// where the walk hands a deep value to the scanner: half the depth
+	// walked through the schema, half skipped.
+	check = compileOutput(json.RawMessage(`{"$ref":"#/$defs/N","$defs":{"N":{"type":"object","properties":{"a":{"$ref":"#/$defs/N"}}}}}`))
+	for _, total := range []int{jsonlex.MaxDepth - 1, jsonlex.MaxDepth, jsonlex.MaxDepth + 1, 2 * jsonlex.MaxDepth} {
+		walked := total / 2
+		body := strings.Repeat(`{"a":`, walked-1) + `{"b":` + strings.Repeat("[", total-walked) + strings.Repeat("]", total-walked) + "}" + strings.Repeat("}", walked-1)
+		require.Equal(t, jsonlex.Valid([]byte(body)), check.fast.fits([]byte(body)), "nesting %d", total)
+		require.Equal(t, total <= jsonlex.MaxDepth, check.fast.fits([]byte(body)), "nesting %d", total)
+	}
 }
 
 // FuzzShapeCheckIsAValidator: whatever the fast check passes is JSON.
