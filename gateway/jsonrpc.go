@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 
@@ -28,6 +29,9 @@ func (m *message) isResponse() bool     { return m.Method == "" && m.ID != nil }
 // decodeMessage parses one JSON-RPC message and checks its envelope. Member
 // names match exactly; id, params, result and error stay raw and point into
 // raw, which the caller must not reuse while the message lives.
+// maxIDBytes bounds a request id as written.
+const maxIDBytes = 256
+
 func decodeMessage(raw []byte) (*message, *mcp.Error) {
 	var m message
 	// As encoding/json would: a member of the wrong type makes the message
@@ -76,6 +80,12 @@ func decodeMessage(raw []byte) (*message, *mcp.Error) {
 	if m.ID != nil && !mcp.ValidID(m.ID) {
 		m.ID = nil
 		return &m, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: id must be a string or a number")
+	}
+	// Every answer repeats the id: it must be short and valid UTF-8 (an
+	// invalid one is refused, everywhere the same, rather than repaired).
+	if m.ID != nil && (len(m.ID) > maxIDBytes || !utf8.Valid(m.ID)) {
+		m.ID = nil
+		return &m, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: id must be valid UTF-8 of at most %d bytes", maxIDBytes)
 	}
 	switch {
 	case m.Method != "" && (m.Result != nil || m.Error != nil):

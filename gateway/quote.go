@@ -3,24 +3,12 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
-// maxQuoted bounds a client-supplied value quoted back in an error: the
-// client knows what it sent, and a 500 KB header must not come back whole.
-const maxQuoted = 64
-
-// truncate cuts s to maxQuoted bytes (on a rune boundary) with an ellipsis.
-func truncate(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// truncate cuts a client-supplied value quoted in an error.
+func truncate(s string) string { return mcp.Truncate(s) }
 
 // shortID is how logs name a session: a short hash, not the id itself
 // (the id is the session's only credential).

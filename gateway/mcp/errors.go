@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 )
 
 // JSON-RPC and MCP error codes. PROTOCOL.md §5 has the table per revision.
@@ -44,8 +45,32 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.Message) }
 
 // NewError returns an error with code and a message made from format.
+//
+// Every string argument is cut to MaxQuoted bytes with an ellipsis
+// (Truncate): error texts quote what the client sent (a header, a method
+// or tool name, a version), and a 500 KB header must not come back whole.
 func NewError(code int, format string, args ...any) *Error {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > MaxQuoted {
+			args[i] = Truncate(s)
+		}
+	}
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// MaxQuoted bounds a client-supplied value quoted back in an error.
+const MaxQuoted = 64
+
+// Truncate cuts s to MaxQuoted bytes (on a rune boundary) with an ellipsis.
+func Truncate(s string) string {
+	if len(s) <= MaxQuoted {
+		return s
+	}
+	cut := MaxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // WithStatus sets the HTTP status the error answers with when it is the

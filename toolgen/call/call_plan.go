@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
@@ -499,14 +500,18 @@ func (p *callPlan) decodeArgs(args json.RawMessage) (map[string]json.RawMessage,
 func unknownArgsMessage(unknown, accepted []string) string {
 	var b strings.Builder
 	if len(unknown) == 1 {
-		fmt.Fprintf(&b, "unknown argument %q", unknown[0])
+		fmt.Fprintf(&b, "unknown argument %q", mcp.Truncate(unknown[0]))
 	} else {
 		b.WriteString("unknown arguments ")
 		for i, u := range unknown {
+			if i == 8 {
+				fmt.Fprintf(&b, " and %d more", len(unknown)-i)
+				break
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%q", u)
+			fmt.Fprintf(&b, "%q", mcp.Truncate(u))
 		}
 	}
 	if len(accepted) == 0 {
@@ -538,11 +543,23 @@ type argError struct {
 	msg string
 }
 
+// maxArgMessage bounds an argument error's reason: validators quote the
+// value they refused, and a client's 3 MB value must not come back whole.
+const maxArgMessage = 512
+
 func (e *argError) Error() string {
-	if e.arg == "" {
-		return "invalid arguments: " + e.msg
+	msg := e.msg
+	if len(msg) > maxArgMessage {
+		cut := maxArgMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
 	}
-	return fmt.Sprintf("invalid argument %q: %s", e.arg, e.msg)
+	if e.arg == "" {
+		return "invalid arguments: " + msg
+	}
+	return fmt.Sprintf("invalid argument %q: %s", mcp.Truncate(e.arg), msg)
 }
 
 func (e *argError) result() *mcp.CallToolResult { return mcp.ErrorResult(e.Error()) }
