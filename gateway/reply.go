@@ -99,9 +99,8 @@ func releaseResult(result any) {
 	}
 }
 
-// collectReply keeps the response for a batch. Its results are encoded
-// after the whole batch has run, so they are never released: a pooled
-// result's buffer then simply stays the result's own.
+// collectReply keeps the response of a batch member; the batch encodes it
+// and releases its result.
 type collectReply struct{ resp *mcp.Response }
 
 func (c *collectReply) finish(id json.RawMessage, result any, err *mcp.Error) {

@@ -47,6 +47,12 @@ type Config struct {
 	PageSize int
 	// MaxBodyBytes caps a POST body. Zero means 4 MiB.
 	MaxBodyBytes int64
+	// MaxBatch is the most messages a JSON-RPC batch (2025-03-26) may
+	// hold. Zero means 50.
+	MaxBatch int
+	// MaxResponseBytes bounds a batch's whole answer; members beyond it
+	// get an error instead of their result. Zero means 16 MiB.
+	MaxResponseBytes int64
 	// ReadTimeout bounds how long a POST body may take to arrive (the
 	// headers are bounded by the HTTP server's ReadHeaderTimeout). Zero
 	// means 30s; negative means no bound. Streams the gateway sends are
@@ -100,6 +106,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 4 << 20
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 50
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = 16 << 20
 	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = 30 * time.Second

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
@@ -544,8 +545,15 @@ func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
 	return call != nil
 }
 
-// serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only.
-// Each member passes through the middleware chain like a single request.
+// batchConcurrency bounds how many members of one batch run at once.
+const batchConcurrency = 8
+
+// serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only,
+// at most MaxBatch messages. Each member passes through the middleware
+// chain like a single request; up to batchConcurrency run at once, and
+// closing the HTTP request cancels those still running. The answer is at
+// most MaxResponseBytes: a member whose response would go beyond gets an
+// error in its place.
 func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) error {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
@@ -564,45 +572,90 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
 			"Invalid Request: JSON-RPC batches are not supported in protocol revision %s", sess.ProtocolVersion)
 	}
-	if len(raws) == 0 {
+	switch {
+	case len(raws) == 0:
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: empty batch")
+	case len(raws) > s.cfg.MaxBatch:
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: a batch of %d messages; at most %d are accepted", len(raws), s.cfg.MaxBatch)
 	}
-	var out []mcp.Response
+	// Members answer in order; a nil entry has no answer (a notification,
+	// a response, a cancelled request). Each member's answer is encoded as
+	// soon as it is there (its result released at once); answers are kept
+	// while they fit the budget, which leaves room for an error in the
+	// place of every member.
+	out := make([][]byte, len(raws))
+	budget := s.cfg.MaxResponseBytes
 	for _, raw := range raws {
+		budget -= int64(min(len(raw), maxIDBytes)) + 200
+	}
+	var budgetMu sync.Mutex
+	answer := func(i int, id json.RawMessage, result any, rerr *mcp.Error) {
+		enc, _ := s.encodeResponse(nil, id, result, rerr)
+		releaseResult(result)
+		budgetMu.Lock()
+		fits := int64(len(enc)) <= budget
+		if fits {
+			budget -= int64(len(enc))
+		}
+		budgetMu.Unlock()
+		if !fits {
+			enc, _ = s.encodeResponse(nil, id, nil, mcp.NewError(mcp.CodeInternalError,
+				"Internal error: the batch's answer would exceed %d bytes; send this request on its own", s.cfg.MaxResponseBytes))
+		}
+		out[i] = enc
+	}
+	sem := make(chan struct{}, batchConcurrency)
+	var wg sync.WaitGroup
+	for i, raw := range raws {
 		msg, perr := decodeMessage(raw)
 		if perr != nil {
 			var id json.RawMessage
 			if msg != nil {
 				id = msg.ID
 			}
-			out = append(out, mcp.Response{JSONRPC: "2.0", ID: id, Error: perr.WithStatus(0)})
+			answer(i, id, nil, perr.WithStatus(0))
 			continue
 		}
 		switch {
 		case msg.Method == "initialize":
 			if msg.ID != nil {
-				out = append(out, mcp.Response{JSONRPC: "2.0", ID: msg.ID, Error: mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch")})
+				answer(i, msg.ID, nil, mcp.NewError(mcp.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch"))
 			}
 		case msg.isNotification():
 			s.sessionNotification(r.Context(), sess, msg)
 		case msg.isResponse():
 		default:
-			rec := &collectReply{}
 			// Notifications of batched requests go to the session's push stream.
 			req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
+			req.Ctx = r.Context() // a batch whose client left is not worth finishing
 			done := s.trackInflight(sess.ID, msg.ID, req)
-			s.dispatch(req, s.sessionHandler(msg.Method), rec)
-			done()
-			if rec.resp != nil {
-				out = append(out, *rec.resp)
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem; done() }()
+				rec := &collectReply{}
+				s.dispatch(req, s.sessionHandler(msg.Method), rec)
+				if rec.resp != nil {
+					answer(i, rec.resp.ID, rec.resp.Result, rec.resp.Error)
+				}
+			})
 		}
 	}
-	if len(out) == 0 {
+	wg.Wait()
+	b := []byte{'['}
+	for _, enc := range out {
+		if enc == nil {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, enc...)
+	}
+	if len(b) == 1 {
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeBody(w, http.StatusOK, append(b, ']'))
 	return nil
 }
 

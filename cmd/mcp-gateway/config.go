@@ -53,6 +53,8 @@ type config struct {
 	SSEKeepAlive        time.Duration
 	PageSize            int
 	MaxBodyBytes        int64
+	MaxBatch            int
+	MaxResponseBytes    int64
 	ReadTimeout         time.Duration
 	IdleTimeout         time.Duration
 	ShutdownGrace       time.Duration
@@ -151,6 +153,10 @@ var options = []option{
 		set: positiveInt(func(c *config) *int { return &c.PageSize })},
 	{key: "max_body_bytes", def: "4MiB", usage: "largest accepted POST body (413 beyond)",
 		set: size(func(c *config) *int64 { return &c.MaxBodyBytes })},
+	{key: "max_batch", def: "50", usage: "most messages in one JSON-RPC batch (2025-03-26 sessions); more is one -32600 error",
+		set: positiveInt(func(c *config) *int { return &c.MaxBatch })},
+	{key: "max_response_bytes", def: "16MiB", usage: "largest answer to a batch; members beyond it get an error instead of their result",
+		set: size(func(c *config) *int64 { return &c.MaxResponseBytes })},
 	{key: "read_timeout", def: "30s", usage: "how long a request's headers and body may take to arrive (a trickled body is cut off with 408); streams the gateway sends are not affected",
 		set: positiveDuration(func(c *config) *time.Duration { return &c.ReadTimeout })},
 	{key: "idle_timeout", def: "2m", usage: "how long an idle keep-alive connection stays open",

@@ -103,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		PageSize:             cfg.PageSize,
 		MaxBodyBytes:         cfg.MaxBodyBytes,
 		ReadTimeout:          cfg.ReadTimeout,
+		MaxBatch:             cfg.MaxBatch,
+		MaxResponseBytes:     cfg.MaxResponseBytes,
 		SSEKeepAlive:         keepAlive(cfg.SSEKeepAlive),
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,

@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func batchOf(n int, member func(i int) string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = member(i)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func TestBatchBounds(t *testing.T) {
+	g := newTestGateway(t, Config{MaxBatch: 50, MaxResponseBytes: 64 << 10})
+	sid := g.initialize(t, "2025-03-26")
+	list := func(i int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i) }
+
+	// More than max_batch: one error, nothing run.
+	r := g.sessionCall(t, sid, "2025-03-26", batchOf(51, list))
+	require.Equal(t, 400, r.status)
+	require.Equal(t, -32600, r.errCode(t))
+	require.Contains(t, string(r.body), "at most 50")
+
+	// Within it, but the answers outgrow max_response_bytes: the members
+	// beyond get an error each, in order, and the answer stays bounded.
+	r = g.sessionCall(t, sid, "2025-03-26", batchOf(50, list))
+	require.Equal(t, 200, r.status)
+	require.LessOrEqual(t, len(r.body), 64<<10)
+	var out []struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	require.Len(t, out, 50)
+	results := 0
+	for i, m := range out {
+		require.Equal(t, i, m.ID, "answers keep the batch's order")
+		if m.Error == nil {
+			results++
+		} else {
+			require.Contains(t, m.Error.Message, "send this request on its own")
+		}
+	}
+	require.Positive(t, results)
+	require.Less(t, results, 50)
+}
+
+// Closing the HTTP request of a batch cancels its members still running.
+func TestBatchCancelledWithItsRequest(t *testing.T) {
+	g, backend := newSlowGateway(t)
+	sid := g.initialize(t, "2025-03-26")
+	body := batchOf(3, func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, i)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-03-26")
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for range 3 {
+		waitFor(t, backend.started, "the members to run at once")
+	}
+	cancel()
+	for range 3 {
+		waitFor(t, backend.cancelled, "each member's backend call to be cancelled")
+	}
+	select {
+	case <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the batch request did not end")
+	}
+}
