@@ -67,6 +67,8 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 	if len(p.Capabilities) > maxClientRecord || len(p.ClientInfo) > maxClientRecord {
 		return nil, mcp.InvalidParams("Invalid params for initialize: capabilities and clientInfo must each be under %d bytes", maxClientRecord)
 	}
+	// Only what the gateway reads of the client is kept with the session.
+	p.Capabilities, p.ClientInfo = trimCapabilities(p.Capabilities), trimClientInfo(p.ClientInfo)
 	if r.SessionID != "" {
 		// The 2024-11-05 transport: the stream made the session already.
 		return s.initializeLegacy(r, p)
