@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,38 @@ func contract(t *testing.T, newStore func(t *testing.T, l Limits) Store) {
 		require.ErrorIs(t, err, ErrNotFound)
 		_, err = s.Get(ctx, "busy")
 		require.NoError(t, err)
+	})
+
+	t.Run("event log is bounded in bytes", func(t *testing.T) {
+		s := newStore(t, Limits{MaxEvents: 1000, MaxBytes: 1000})
+		require.NoError(t, s.Create(ctx, newSession("b")))
+		var ids []string
+		for i := range 30 {
+			id, err := s.Append(ctx, "b", fmt.Appendf(nil, "%03d%s", i, strings.Repeat("x", 97))) // 100 bytes each
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		all, err := s.ReadAfter(ctx, "b", "", 0)
+		require.NoError(t, err)
+		require.Len(t, all, 10, "the newest 1000 bytes stay")
+		require.Equal(t, "020", string(all[0].Data[:3]))
+		require.Equal(t, "029", string(all[9].Data[:3]))
+		_, err = s.ReadAfter(ctx, "b", ids[5], 0)
+		require.ErrorIs(t, err, ErrEventGone, "a cursor into what the bound dropped has lost events")
+		// One event bigger than the bound still stays, alone.
+		_, err = s.Append(ctx, "b", []byte(strings.Repeat("y", 5000)))
+		require.NoError(t, err)
+		all, err = s.ReadAfter(ctx, "b", "", 0)
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		// And the count goes on from there.
+		for range 3 {
+			_, err = s.Append(ctx, "b", []byte(strings.Repeat("z", 100)))
+			require.NoError(t, err)
+		}
+		all, err = s.ReadAfter(ctx, "b", "", 0)
+		require.NoError(t, err)
+		require.Len(t, all, 3)
 	})
 
 	t.Run("event log orders, resumes and bounds", func(t *testing.T) {

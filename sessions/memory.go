@@ -16,6 +16,9 @@ type Limits struct {
 	MaxEvents int
 	// MaxEventAge drops events older than this from the log. Zero means 1 hour.
 	MaxEventAge time.Duration
+	// MaxBytes bounds each session's event log in bytes: the oldest events
+	// go first (the newest always stays). Zero means 256 KiB.
+	MaxBytes int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -27,6 +30,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxEventAge <= 0 {
 		l.MaxEventAge = time.Hour
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = 256 << 10
 	}
 	return l
 }
@@ -49,6 +55,7 @@ type memSession struct {
 	s       Session
 	events  []memEvent // oldest first
 	nextSeq uint64     // sequence of the next appended event; ids start at 1
+	bytes   int64      // the events' data, in all
 }
 
 type memEvent struct {
@@ -152,6 +159,7 @@ func (m *Memory) Append(_ context.Context, id string, data []byte) (string, erro
 	seq := ms.nextSeq
 	ms.nextSeq++
 	ms.events = append(ms.events, memEvent{seq: seq, at: now, data: append([]byte(nil), data...)})
+	ms.bytes += int64(len(data))
 	m.trim(ms, now)
 	return formatSeq(seq), nil
 }
@@ -165,6 +173,15 @@ func (m *Memory) trim(ms *memSession, now time.Time) {
 	for drop < len(ms.events) && now.Sub(ms.events[drop].at) > m.limits.MaxEventAge {
 		drop++
 	}
+	kept := ms.bytes
+	for _, e := range ms.events[:drop] {
+		kept -= int64(len(e.data))
+	}
+	for drop < len(ms.events)-1 && kept > m.limits.MaxBytes {
+		kept -= int64(len(ms.events[drop].data))
+		drop++
+	}
+	ms.bytes = kept
 	if drop > 0 {
 		ms.events = append(ms.events[:0:0], ms.events[drop:]...)
 	}

@@ -201,32 +201,46 @@ func (r *Redis) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// appendScript adds an event and bounds the log by length and age (the age
-// cut uses the server's clock, the same clock that made the entry ids). Redis
-// trimming does not remember what it dropped, so the script records the
-// newest dropped id in the record's field g: a cursor older than that has
-// lost events. The log's expiry follows the session's.
+// appendScript adds an event and bounds the log by length, age and bytes
+// (the age cut uses the server's clock, the same clock that made the entry
+// ids; the newest event always stays). The record's field b counts the
+// log's bytes. Redis trimming does not remember what it dropped, so the
+// script records the newest dropped id in the record's field g: a cursor
+// older than that has lost events. The log's expiry follows the session's.
 var appendScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local id = redis.call('XADD', KEYS[2], '*', 'd', ARGV[1])
+local bytes = redis.call('HINCRBY', KEYS[1], 'b', #ARGV[1])
 local maxlen = tonumber(ARGV[2])
+local maxbytes = tonumber(ARGV[4])
 local gone = nil
+local function drop(entries)
+  for _, e in ipairs(entries) do
+    if e[1] == id then return false end
+    local f = e[2]
+    for i = 1, #f, 2 do
+      if f[i] == 'd' then bytes = bytes - #f[i + 1] end
+    end
+    redis.call('XDEL', KEYS[2], e[1])
+    gone = e[1]
+  end
+  return true
+end
 local len = redis.call('XLEN', KEYS[2])
 if len > maxlen then
-  local r = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', len - maxlen)
-  gone = r[#r][1]
-  redis.call('XTRIM', KEYS[2], 'MAXLEN', maxlen)
+  drop(redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', len - maxlen))
 end
 local t = redis.call('TIME')
 local oldest = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[3])
 if oldest > 0 then
-  local cut = string.format('%d-0', oldest)
-  local r = redis.call('XREVRANGE', KEYS[2], '(' .. cut, '-', 'COUNT', 1)
-  if #r > 0 then
-    gone = r[1][1]
-    redis.call('XTRIM', KEYS[2], 'MINID', cut)
-  end
+  drop(redis.call('XRANGE', KEYS[2], '-', '(' .. string.format('%d-0', oldest)))
 end
+while bytes > maxbytes do
+  local r = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 16)
+  if #r == 0 or not drop(r) then break end
+end
+if bytes < 0 then bytes = 0 end
+redis.call('HSET', KEYS[1], 'b', bytes)
 if gone then redis.call('HSET', KEYS[1], 'g', gone) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
@@ -234,7 +248,7 @@ return id`)
 
 func (r *Redis) Append(ctx context.Context, id string, data []byte) (string, error) {
 	res, err := appendScript.Run(ctx, r.c, []string{r.recKey(id), r.logKey(id)},
-		data, r.limits.MaxEvents, r.limits.MaxEventAge.Milliseconds()).Text()
+		data, r.limits.MaxEvents, r.limits.MaxEventAge.Milliseconds(), r.limits.MaxBytes).Text()
 	if err != nil {
 		return "", translate(err) // redis.Nil (the script's false) is ErrNotFound
 	}

@@ -39,6 +39,7 @@ type config struct {
 	RedisPrefix       string
 	StreamMaxEvents   int
 	StreamMaxAge      time.Duration
+	StreamMaxBytes    int64
 	ToolCallRate      float64
 	ToolCallBurst     int
 
@@ -127,6 +128,8 @@ var options = []option{
 		set: positiveInt(func(c *config) *int { return &c.StreamMaxEvents })},
 	{key: "stream_max_age", def: "1h", usage: "oldest event kept per session push stream for replay",
 		set: duration(func(c *config) *time.Duration { return &c.StreamMaxAge })},
+	{key: "stream_max_bytes", def: "256KiB", usage: "bytes kept per session push stream for replay (the oldest events go first)",
+		set: size(func(c *config) *int64 { return &c.StreamMaxBytes })},
 	{key: "tool_call_rate", def: "0", usage: "tools/call per second allowed per session (stateless era: per client address); 0 means unlimited",
 		set: nonNegativeFloat(func(c *config) *float64 { return &c.ToolCallRate })},
 	{key: "tool_call_burst", def: "10", usage: "tools/call a client may make at once before tool_call_rate applies",

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitFailure
 	}
 
-	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge}
+	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg}
