@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +93,46 @@ func TestBatchCancelledWithItsRequest(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the batch request did not end")
 	}
+}
+
+// Beyond max_concurrent_calls a call waits briefly, then is a busy tool
+// error that says when to retry; once a slot is free, calls run again.
+func TestConcurrentCallsAreBounded(t *testing.T) {
+	b := &slowBackend{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.started <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(hs.Close)
+	g := newGatewayFor(t, Config{MaxConcurrentCalls: 2}, []byte(slowDoc), hs.URL)
+	sid := g.initialize(t, "2025-11-25")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	done := make(chan reply, 2)
+	for range 2 {
+		go func() { done <- g.sessionCall(t, sid, "2025-11-25", call) }()
+	}
+	waitFor(t, b.started, "the first call")
+	waitFor(t, b.started, "the second call")
+	r := g.sessionCall(t, sid, "2025-11-25", call)
+	res := r.result(t)
+	require.Equal(t, true, res["isError"], "%s", r.body)
+	require.Contains(t, fmt.Sprint(res["content"]), "busy")
+	require.Equal(t, float64(1), res["_meta"].(map[string]any)["retryAfterSeconds"])
+	close(release)
+	for range 2 {
+		select {
+		case r := <-done:
+			require.NotEqual(t, true, r.result(t)["isError"])
+		case <-time.After(5 * time.Second):
+			t.Fatal("the running calls did not finish")
+		}
+	}
+	r = g.sessionCall(t, sid, "2025-11-25", call)
+	require.NotEqual(t, true, r.result(t)["isError"], "a free slot serves again: %s", r.body)
 }

@@ -78,6 +78,10 @@ type Config struct {
 	// When the limiter's store is unreachable, calls are let through (fail
 	// open) and the failure is logged.
 	ToolCallLimit quota.Limit
+	// MaxConcurrentCalls bounds the tool calls running at once on this
+	// replica; a call beyond it waits up to a second, then gets a "busy,
+	// retry" tool error. Zero means unlimited.
+	MaxConcurrentCalls int
 	// DisableLegacySSE turns off the 2024-11-05 HTTP+SSE transport
 	// (served by default at LegacySSEPath and LegacyMessagesPath).
 	DisableLegacySSE bool
@@ -310,7 +314,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.stamper = &mcp.Stamper{ListTTL: cfg.ListTTL, ServerMeta: map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}}
 	s.registerOwn()
-	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit},
+	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls},
 		tools.Deps{Limiter: s.limiter, Logger: s.log, Metrics: deps.Metrics})
 	s.tools.Register(router{s})
 	resources.New().Register(router{s})

@@ -42,6 +42,7 @@ type config struct {
 	StreamMaxBytes    int64
 	ToolCallRate      float64
 	ToolCallBurst     int
+	MaxConcurrent     int // -1: derived from BackendMaxResponse
 
 	AllowedOrigins      []string
 	AllowedHosts        []string
@@ -134,6 +135,23 @@ var options = []option{
 		set: nonNegativeFloat(func(c *config) *float64 { return &c.ToolCallRate })},
 	{key: "tool_call_burst", def: "10", usage: "tools/call a client may make at once before tool_call_rate applies",
 		set: positiveInt(func(c *config) *int { return &c.ToolCallBurst })},
+	{key: "max_concurrent_calls", def: "auto", usage: "tool calls running at once per replica; beyond it a call waits up to 1s, then gets a busy tool error with retryAfterSeconds; auto = a 1 GiB budget / (3 × backend_max_response_bytes), at least 4 (34 by default); 0 = unlimited",
+		set: func(c *config, raw any) error {
+			s, err := scalar(raw)
+			if err != nil {
+				return err
+			}
+			if s == "auto" {
+				c.MaxConcurrent = -1
+				return nil
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return fmt.Errorf("must be auto, 0 (unlimited) or a positive number, got %q", s)
+			}
+			c.MaxConcurrent = n
+			return nil
+		}},
 	{key: "allowed_origins", repeat: true, usage: "Origin values browsers may send (comma-separated; * for any); empty means loopback origins when listening on loopback",
 		set: list(func(c *config) *[]string { return &c.AllowedOrigins })},
 	{key: "allowed_hosts", repeat: true, usage: "extra Host names accepted when listening on loopback (DNS-rebinding protection)",

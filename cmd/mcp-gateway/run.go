@@ -114,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		LegacySSEGrace:       cfg.LegacySSEGrace,
 		ServerVersion:        version,
 		ToolCallLimit:        toolCallLimit(cfg),
+		MaxConcurrentCalls:   maxConcurrentCalls(cfg),
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -188,6 +189,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		log.Warn("background work did not stop within the grace period")
 	}
 	return code
+}
+
+// callMemoryBudget is the memory max_concurrent_calls: auto plans for:
+// each running call may hold its backend's answer about three times over
+// (the body, the encoded response, the write buffer).
+const callMemoryBudget = 1 << 30
+
+// maxConcurrentCalls resolves max_concurrent_calls (auto: from the budget).
+func maxConcurrentCalls(cfg *config) int {
+	if cfg.MaxConcurrent >= 0 {
+		return cfg.MaxConcurrent
+	}
+	return int(max(4, callMemoryBudget/(3*max(cfg.BackendMaxResponse, 1))))
 }
 
 // toolCallLimit: a rate of 0 means unlimited.

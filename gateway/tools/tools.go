@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
+	"math"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -29,6 +31,13 @@ type Config struct {
 	// When the limiter's store is unreachable, calls are let through (fail
 	// open) and the failure is logged.
 	CallLimit quota.Limit
+	// MaxConcurrent bounds the tool calls running at once on this replica
+	// (each holds its backend's answer in memory). A call beyond it waits
+	// up to BusyWait for a slot, then gets a "busy, retry" tool error
+	// with _meta.retryAfterSeconds. Zero means unlimited.
+	MaxConcurrent int
+	// BusyWait is how long a call waits for a slot. Zero means 1s.
+	BusyWait time.Duration
 }
 
 // Deps are the parts the feature uses.
@@ -60,6 +69,7 @@ type Feature struct {
 	log     *slog.Logger
 	calls   *prometheus.CounterVec // outcome
 	current atomic.Pointer[catalog]
+	slots   chan struct{} // nil: unlimited
 }
 
 // New returns the feature with no tools until SetCatalog is called.
@@ -67,17 +77,23 @@ func New(cfg Config, deps Deps) *Feature {
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 100
 	}
+	if cfg.BusyWait <= 0 {
+		cfg.BusyWait = time.Second
+	}
 	f := &Feature{
 		cfg:     cfg,
 		limiter: deps.Limiter,
 		log:     deps.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
-			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), cancelled.",
+			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), cancelled.",
 		}, []string{"outcome"}),
 	}
 	if f.limiter == nil {
 		f.limiter = quota.NewMemory()
+	}
+	if cfg.MaxConcurrent > 0 {
+		f.slots = make(chan struct{}, cfg.MaxConcurrent)
 	}
 	if f.log == nil {
 		f.log = slog.Default()
@@ -179,8 +195,23 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
 	}
 	if res := f.checkQuota(r); res != nil {
-		res.ResultMeta = r.StampResult(false)
 		return mcp.Pooled(res), nil
+	}
+	if f.slots != nil {
+		t := time.NewTimer(f.cfg.BusyWait)
+		select {
+		case f.slots <- struct{}{}:
+			t.Stop()
+			defer func() { <-f.slots }()
+		case <-t.C:
+			f.calls.WithLabelValues("busy").Inc()
+			res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
+			res.ResultMeta = retryAfter(r, 1)
+			return mcp.Pooled(res), nil
+		case <-r.Ctx.Done():
+			t.Stop()
+			return nil, mcp.ErrCancelled
+		}
 	}
 	debug := r.Enabled(mcp.LevelDebug)
 	if debug {
@@ -252,6 +283,19 @@ func (f *Feature) checkQuota(r *mcp.Request) *mcp.CallToolResult {
 	}
 	wait := max(d.RetryAfter.Round(100*time.Millisecond), 100*time.Millisecond)
 	r.Log(mcp.LevelWarning, map[string]any{"message": "rate limit exceeded", "retryAfterMs": wait.Milliseconds()})
-	return mcp.ErrorResult(fmt.Sprintf("rate limit exceeded: at most %g tool calls per second (burst %d); retry in %s",
+	res := mcp.ErrorResult(fmt.Sprintf("rate limit exceeded: at most %g tool calls per second (burst %d); retry in %s",
 		limit.Rate, limit.Burst, wait))
+	res.ResultMeta = retryAfter(r, int(math.Ceil(wait.Seconds())))
+	return res
+}
+
+// retryAfter is the result fields of a "retry later" tool error: the
+// era's own, and _meta.retryAfterSeconds.
+func retryAfter(r *mcp.Request, seconds int) mcp.ResultMeta {
+	m := r.StampResult(false)
+	meta := make(map[string]any, len(m.Meta)+1)
+	maps.Copy(meta, m.Meta) // the stamper's map is shared
+	meta["retryAfterSeconds"] = seconds
+	m.Meta = meta
+	return m
 }
