@@ -289,6 +289,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		APIKeys:          cfg.BackendAPIKeys,
 		BearerToken:      token,
 		BearerAlways:     cfg.BackendBearerAlways,
+		ErrorBody:        cfg.BackendErrorBody,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)

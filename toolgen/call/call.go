@@ -82,6 +82,8 @@ type Caller struct {
 	apiKeys  map[string]string
 	bearer   string
 	always   bool
+	redact   redactor
+	errBody  string // Config.ErrorBody
 
 	validation openapi3filter.Options
 	plans      sync.Map // *toolgen.Binding → *planEntry
@@ -99,6 +101,14 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		maxBytes: cfg.MaxResponseBytes,
 		bearer:   cfg.BearerToken,
 		always:   cfg.BearerAlways,
+		redact:   newRedactor(cfg),
+		errBody:  cfg.ErrorBody,
+	}
+	switch {
+	case c.errBody == "":
+		c.errBody = ErrorBodyExcerpt
+	case !ValidErrorBody(c.errBody):
+		return nil, fmt.Errorf("toolgen: ErrorBody must be excerpt, all or none, got %q", cfg.ErrorBody)
 	}
 	switch {
 	case c.timeout == 0:

@@ -29,6 +29,10 @@ type Config struct {
 	// operations with no declared security when BearerAlways is true.
 	BearerToken  string
 	BearerAlways bool
+	// ErrorBody is what a non-2xx answer's body contributes to the tool
+	// error: ErrorBodyExcerpt (the default, also for ""), ErrorBodyAll or
+	// ErrorBodyNone (see redact.go).
+	ErrorBody string
 	// Transport is the backend round tripper. Nil means a tuned
 	// *http.Transport with connection reuse.
 	Transport http.RoundTripper

@@ -87,6 +87,12 @@ func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.R
 	if err != nil {
 		return nil, err
 	}
+	if clean := c.redact.redact(body); len(body) > 0 && &clean[0] != &body[0] {
+		// A credential came back: the result is made of the cleaned copy.
+		putBodyBuffer(body)
+		res, _ := p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), clean, publicURL)
+		return mcp.Pooled(res), nil
+	}
 	res, viewed := p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), body, publicURL)
 	// A JSON result is the body (see jsonResult), and goes back to the
 	// pool when the result is released; any other result copied what it
@@ -366,9 +372,13 @@ func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp
 		return mcp.ErrorResult(b.String())
 	}
 	fmt.Fprintf(&b, "backend returned HTTP %s for %s %s", status, method, requestPath(publicURL))
+	forward := c.errBody == ErrorBodyAll || c.errBody == ErrorBodyExcerpt && resp.StatusCode < 500
+	if resp.StatusCode >= 500 && !forward {
+		b.WriteString(": the backend failed; its error details are not passed on")
+	}
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
-	if len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
-		text := sanitizeExcerpt([]byte(toUTF8(excerpt, params["charset"])), errorExcerptBytes)
+	if forward && len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
+		text := scrubExcerpt(sanitizeExcerpt(c.redact.redact([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
 		if text != "" {
 			b.WriteString(": ")
 			b.WriteString(text)

@@ -229,11 +229,13 @@ func TestCallErrorResponses(t *testing.T) {
 	}{
 		{"404 with JSON", ctReply(404, "application/json", []byte(`{"error":"no such thing"}`)),
 			`backend returned HTTP 404 Not Found for GET /things/a%2Fb: {"error":"no such thing"}`},
-		{"control characters stripped", ctReply(500, "text/plain", []byte("bad\x1b[31m thing\r\n\tat line 1\u202e\x00")),
-			"backend returned HTTP 500 Internal Server Error for GET /things/a%2Fb: bad[31m thing\n\tat line 1"},
-		{"binary body not quoted", ctReply(502, "application/octet-stream", []byte("\x00\x01")),
-			"backend returned HTTP 502 Bad Gateway for GET /things/a%2Fb"},
-		{"unknown status", ctReply(599, "", nil), "backend returned HTTP 599 for GET /things/a%2Fb"},
+		{"control characters stripped", ctReply(422, "text/plain", []byte("bad\x1b[31m thing\r\n\tline 1\u202e\x00")),
+			"backend returned HTTP 422 Unprocessable Entity for GET /things/a%2Fb: bad[31m thing\n\tline 1"},
+		{"5xx body not passed on", ctReply(500, "text/plain", []byte("boom")),
+			"backend returned HTTP 500 Internal Server Error for GET /things/a%2Fb: the backend failed; its error details are not passed on"},
+		{"binary body not quoted", ctReply(415, "application/octet-stream", []byte("\x00\x01")),
+			"backend returned HTTP 415 Unsupported Media Type for GET /things/a%2Fb"},
+		{"unknown status", ctReply(599, "", nil), "backend returned HTTP 599 for GET /things/a%2Fb: the backend failed; its error details are not passed on"},
 		{"long body is capped", ctReply(400, "text/plain", []byte(long)),
 			"backend returned HTTP 400 Bad Request for GET /things/a%2Fb: " + strings.Repeat("é", 1024) + " … (truncated)"},
 	}
@@ -412,4 +414,54 @@ func TestSanitizeExcerpt(t *testing.T) {
 	require.Equal(t, "a … (truncated)", sanitizeExcerpt([]byte("aé"), 2))
 	require.Equal(t, "a\uFFFDb", sanitizeExcerpt([]byte("a\xffb"), 100))
 	require.Equal(t, "ab", sanitizeExcerpt([]byte("a\u0085\u2066b\x7f"), 100))
+}
+
+// A backend that echoes its request (headers in an error page or a 200)
+// never hands the configured credentials to the client, and backend
+// errors keep their stack traces, paths and internal addresses to
+// themselves: 5xx bodies are not passed on by default, and an excerpt
+// that is passed on loses the lines that leak.
+func TestNothingSecretComesBack(t *testing.T) {
+	doc := ctDoc(t, ctResponseSpec)
+	const token, key, static = "tok-3f9a8c7e1d", "key-77aa55bb33", "static-value-9x"
+	echo := func(status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = fmt.Fprintf(w, `{"seen":%q,"also":%q}`, r.Header.Get("Authorization")+" "+r.Header.Get("X-Static"), r.Header.Get("X-Api-Key"))
+		}
+	}
+	cfg := func(url, mode string) Config {
+		return Config{BaseURL: url, BearerToken: token, BearerAlways: true, Headers: map[string]string{"X-Static": static, "X-Api-Key": key, "X-Short": "v2"}, ErrorBody: mode}
+	}
+	for _, status := range []int{200, 401, 403} {
+		backend := ctNewBackend(t, echo(status))
+		caller := ctCaller(t, doc, cfg(backend.URL, ErrorBodyAll))
+		res := ctCall(t, caller, ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+		text := ctText(res) + string(res.StructuredContent)
+		for _, secret := range []string{token, key, static} {
+			require.NotContains(t, text, secret, "HTTP %d", status)
+		}
+		require.Contains(t, text, "[redacted]", "HTTP %d: %s", status, text)
+	}
+
+	traces := map[string]string{
+		"go":     "panic: runtime error: invalid memory address\n\ngoroutine 1 [running]:\nmain.handler(0x0)\n\t/home/build/app/main.go:42 +0x1d\ncreated by net/http.(*Server).Serve",
+		"java":   "java.lang.NullPointerException: boom\n\tat com.example.Orders.get(Orders.java:17)\n\tat com.example.Api.handle(Api.java:88)\n\t... 42 more\nCaused by: java.sql.SQLException: password=hunter2 at db.internal:5432",
+		"python": "Traceback (most recent call last):\n  File \"/srv/app/views.py\", line 10, in get\n    raise ValueError(\"x\")\nValueError: connect to 10.1.2.3:6379 failed",
+	}
+	for name, trace := range traces {
+		backend := ctNewBackend(t, ctReply(500, "text/plain", []byte("Something went wrong\n"+trace)))
+		res := ctCall(t, ctCaller(t, doc, cfg(backend.URL, "")), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+		require.Equal(t, "backend returned HTTP 500 Internal Server Error for GET /things/1: the backend failed; its error details are not passed on", ctText(res), name)
+		res = ctCall(t, ctCaller(t, doc, cfg(backend.URL, ErrorBodyAll)), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+		text := ctText(res)
+		require.Contains(t, text, "Something went wrong", name)
+		for _, leak := range []string{".go:42", "goroutine", "Orders.java", "hunter2", "db.internal", "/srv/app", "10.1.2.3", "Traceback"} {
+			require.NotContains(t, text, leak, "%s: %s", name, text)
+		}
+	}
+	backend := ctNewBackend(t, ctReply(404, "application/json", []byte(`{"error":"no such thing"}`)))
+	res := ctCall(t, ctCaller(t, doc, cfg(backend.URL, ErrorBodyNone)), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+	require.Equal(t, "backend returned HTTP 404 Not Found for GET /things/1", ctText(res))
 }
