@@ -76,6 +76,7 @@ type config struct {
 	BackendBearerFile   string
 	BackendBearerAlways bool
 	BackendErrorBody    string
+	MaxRequestURL       int64
 
 	// YAML-only list settings (config_lists.go).
 	Operations []operationSetting
@@ -215,6 +216,8 @@ var options = []option{
 		set: str(func(c *config) *string { return &c.BackendBearerToken })},
 	{key: "backend_bearer_token_file", usage: "file holding the bearer token (read at start); conflicts with backend_bearer_token",
 		set: str(func(c *config) *string { return &c.BackendBearerFile })},
+	{key: "max_request_url_bytes", def: "8KiB", usage: "longest backend request URL (path and query); arguments that make it longer are a tool error naming the argument, and nothing is sent",
+		set: size(func(c *config) *int64 { return &c.MaxRequestURL })},
 	{key: "backend_error_body", def: "excerpt", usage: "what a backend error's body adds to the tool error: excerpt (4xx bodies only, without lines that look like stack frames, paths, internal addresses or credentials), all (5xx too, the same way) or none (the status only)",
 		set: oneOf([]string{"excerpt", "all", "none"}, func(c *config) *string { return &c.BackendErrorBody })},
 	{key: "backend_bearer_always", def: "false", isBool: true, usage: "send the bearer token on every backend call, also to operations with no declared security",

@@ -281,15 +281,16 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		token = strings.TrimSpace(string(b))
 	}
 	caller, err := call.NewCaller(doc, call.Config{
-		BaseURL:          upstream,
-		Timeout:          cfg.BackendTimeout,
-		ToolTimeouts:     timeouts,
-		MaxResponseBytes: cfg.BackendMaxResponse,
-		Headers:          cfg.BackendHeaders,
-		APIKeys:          cfg.BackendAPIKeys,
-		BearerToken:      token,
-		BearerAlways:     cfg.BackendBearerAlways,
-		ErrorBody:        cfg.BackendErrorBody,
+		BaseURL:            upstream,
+		Timeout:            cfg.BackendTimeout,
+		ToolTimeouts:       timeouts,
+		MaxResponseBytes:   cfg.BackendMaxResponse,
+		Headers:            cfg.BackendHeaders,
+		APIKeys:            cfg.BackendAPIKeys,
+		BearerToken:        token,
+		BearerAlways:       cfg.BackendBearerAlways,
+		ErrorBody:          cfg.BackendErrorBody,
+		MaxRequestURLBytes: int(min(cfg.MaxRequestURL, math.MaxInt32)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)

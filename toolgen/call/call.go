@@ -84,6 +84,7 @@ type Caller struct {
 	always   bool
 	redact   redactor
 	errBody  string // Config.ErrorBody
+	maxURL   int    // Config.MaxRequestURLBytes
 
 	validation openapi3filter.Options
 	plans      sync.Map // *toolgen.Binding → *planEntry
@@ -103,6 +104,10 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		always:   cfg.BearerAlways,
 		redact:   newRedactor(cfg),
 		errBody:  cfg.ErrorBody,
+		maxURL:   cfg.MaxRequestURLBytes,
+	}
+	if c.maxURL <= 0 {
+		c.maxURL = defaultMaxRequestURLBytes
 	}
 	switch {
 	case c.errBody == "":
@@ -309,6 +314,14 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	return res
 }
 
+// Request bounds: the URL's path and query, and the headers the arguments
+// make (Kestrel, nginx and most proxies stop at 8 KiB lines, 16-32 KiB of
+// headers).
+const (
+	defaultMaxRequestURLBytes = 8 << 10
+	maxArgHeaderBytes         = 16 << 10
+)
+
 // buildRequest turns decoded arguments into a validated backend request. The
 // returned URL is the request URL before credentials were added; it is the
 // only form of the URL that may appear in a result.
@@ -323,6 +336,19 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 		Path:     c.base.Path + parts.path,
 		RawPath:  c.base.EscapedPath() + parts.rawPath,
 		RawQuery: parts.query,
+	}
+	// Backends and the proxies before them refuse (or choke on) a huge
+	// request line or header set: say so, naming the argument, and send
+	// nothing.
+	if n := len(u.RawPath) + len(u.RawQuery) + 1; n > c.maxURL {
+		return nil, "", &argError{arg: biggest(parts.urlBytes), msg: fmt.Sprintf("makes the request URL %d bytes long, over the %d the gateway sends; pass less", n, c.maxURL)}
+	}
+	headerTotal := 0
+	for _, n := range parts.headerBytes {
+		headerTotal += n
+	}
+	if headerTotal > maxArgHeaderBytes {
+		return nil, "", &argError{arg: biggest(parts.headerBytes), msg: fmt.Sprintf("makes the request headers %d bytes, over the %d the gateway sends; pass less", headerTotal, maxArgHeaderBytes)}
 	}
 	req, err := http.NewRequestWithContext(ctx, p.method, "", nil)
 	if err != nil {

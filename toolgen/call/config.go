@@ -29,6 +29,10 @@ type Config struct {
 	// operations with no declared security when BearerAlways is true.
 	BearerToken  string
 	BearerAlways bool
+	// MaxRequestURLBytes bounds the request URL's path and query; a call
+	// whose arguments make it longer is a tool error naming the biggest
+	// argument, and is not sent. Zero means 8 KiB.
+	MaxRequestURLBytes int
 	// ErrorBody is what a non-2xx answer's body contributes to the tool
 	// error: ErrorBodyExcerpt (the default, also for ""), ErrorBodyAll or
 	// ErrorBodyNone (see redact.go).

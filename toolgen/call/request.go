@@ -36,9 +36,37 @@ type requestParts struct {
 	// asJSON are argument values validated against their schema as JSON
 	// because openapi3filter cannot decode their wire form.
 	asJSON []jsonCheck
+	// urlBytes and headerBytes are what each argument adds to the URL and
+	// to the headers (cookie included), for the request bounds.
+	urlBytes, headerBytes map[string]int
 }
 
 type headerField struct{ k, v string }
+
+func (r *requestParts) addURL(arg string, n int) {
+	if r.urlBytes == nil {
+		r.urlBytes = map[string]int{}
+	}
+	r.urlBytes[arg] += n
+}
+
+func (r *requestParts) addHeader(arg string, n int) {
+	if r.headerBytes == nil {
+		r.headerBytes = map[string]int{}
+	}
+	r.headerBytes[arg] += n
+}
+
+// biggest is the argument that adds the most of sizes.
+func biggest(sizes map[string]int) string {
+	arg, most := "", -1
+	for a, n := range sizes {
+		if n > most || n == most && a < arg {
+			arg, most = a, n
+		}
+	}
+	return arg
+}
 
 // jsonCheck is one argument value to validate as JSON.
 type jsonCheck struct {
@@ -95,16 +123,22 @@ func (p *callPlan) serialize(in map[string]json.RawMessage) (*requestParts, *arg
 			}
 			pathValues[i] = pathValue{raw: raw, decoded: decoded}
 			parts.pathParams[pp.name] = decoded
+			parts.addURL(pp.arg, len(raw))
 		case openapi3.ParameterInQuery:
+			before := query.Len()
 			appendQueryValue(&query, pp.style, pp.explode, pp.reserved, pp.name, v)
+			parts.addURL(pp.arg, query.Len()-before)
 		case openapi3.ParameterInHeader:
 			hv := headerValue(pp.explode, v)
 			if strings.ContainsFunc(hv, isHeaderControl) {
 				return nil, &argError{arg: pp.arg, msg: "must not contain control characters such as line breaks: it is sent as an HTTP header"}
 			}
 			parts.headers = append(parts.headers, headerField{k: pp.headerKey, v: hv})
+			parts.addHeader(pp.arg, len(pp.headerKey)+len(hv)+4)
 		case openapi3.ParameterInCookie:
+			before := cookie.Len()
 			appendCookie(&cookie, pp.explode, pp.name, v)
+			parts.addHeader(pp.arg, cookie.Len()-before)
 		}
 	}
 	parts.path, parts.rawPath = p.expandPath(pathValues)

@@ -465,3 +465,23 @@ func TestNothingSecretComesBack(t *testing.T) {
 	res := ctCall(t, ctCaller(t, doc, cfg(backend.URL, ErrorBodyNone)), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
 	require.Equal(t, "backend returned HTTP 404 Not Found for GET /things/1", ctText(res))
 }
+
+// A request line or header set over the bounds is a tool error naming the
+// argument that makes it so, and nothing is sent.
+func TestRequestBounds(t *testing.T) {
+	doc := ctDoc(t, ctResponseSpec)
+	called := false
+	backend := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) { called = true })
+	caller := ctCaller(t, doc, Config{BaseURL: backend.URL, MaxRequestURLBytes: 1024})
+	res := ctCall(t, caller, ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1", "q": "`+strings.Repeat("a", 2000)+`"}`)
+	require.True(t, res.IsError)
+	require.Contains(t, ctText(res), `invalid argument "q": makes the request URL`)
+	require.Contains(t, ctText(res), "over the 1024")
+	require.False(t, called, "nothing is sent")
+	res = ctCall(t, caller, ctTool(t, doc, "GET", "/things/{id}"), `{"id": "`+strings.Repeat("b", 2000)+`", "q": "x"}`)
+	require.Contains(t, ctText(res), `invalid argument "id": makes the request URL`)
+	require.False(t, called)
+	res = ctCall(t, caller, ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1", "q": "x"}`)
+	require.False(t, res.IsError, ctText(res))
+	require.True(t, called)
+}
