@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -112,7 +113,7 @@ func (s *Server) announce(ctx context.Context, b broadcast) {
 		err = s.bus.Publish(ctx, broadcastTopic, data)
 	}
 	if err != nil {
-		s.log.Warn("broadcast to replicas failed", "err", err, "kind", b.Kind, "session", b.Session)
+		s.logLimited(ctx, slog.LevelWarn, "broadcast to replicas failed", "err", err, "kind", b.Kind, "session", shortID(b.Session))
 	}
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ func TestErrorsQuoteAShortPrefix(t *testing.T) {
 	bounded := func(what string, r reply) {
 		t.Helper()
 		require.Less(t, len(r.body), 2048, "%s: %d bytes came back", what, len(r.body))
-		require.Contains(t, string(r.body), "xxx…", what)
+		require.NotContains(t, string(r.body), strings.Repeat("x", 100), what)
 	}
 	bounded("protocol version header", g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 		headers: map[string]string{"Mcp-Session-Id": g.initialize(t, "2025-11-25"), "MCP-Protocol-Version": huge}}))
@@ -44,4 +45,22 @@ func TestIDsMustBeShortValidUTF8(t *testing.T) {
 		require.NotContains(t, string(r.body), id, "the id is not repeated")
 		require.Contains(t, string(r.body), "valid UTF-8")
 	}
+}
+
+func TestLogLimiterHoldsBackRepeats(t *testing.T) {
+	var l logLimiter
+	now := time.Now()
+	ok, _ := l.allow("store", now)
+	require.True(t, ok)
+	for i := range 5 {
+		ok, _ = l.allow("store", now.Add(time.Duration(i)*100*time.Millisecond))
+		require.False(t, ok)
+	}
+	ok, _ = l.allow("bus", now)
+	require.True(t, ok, "kinds are counted apart")
+	ok, held := l.allow("store", now.Add(1100*time.Millisecond))
+	require.True(t, ok)
+	require.Equal(t, 5, held)
+	require.Len(t, shortID("abc"), 8)
+	require.NotContains(t, shortID("a-session-id-of-43-characters-xxxxxxxxxxxx"), "session")
 }

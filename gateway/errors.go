@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
@@ -61,10 +62,10 @@ func (s *Server) translate(ctx context.Context, what string, err error) *mcp.Err
 	case errors.Is(err, sessions.ErrNotFound):
 		return errSessionNotFound()
 	case errors.Is(err, sessions.ErrUnavailable):
-		s.log.ErrorContext(ctx, "session store failed", "request", what, "err", err)
+		s.logLimited(ctx, slog.LevelError, "session store failed", "request", what, "err", err)
 		return errStoreUnavailable()
 	case errors.Is(err, errBusUnavailable):
-		s.log.ErrorContext(ctx, "message bus failed", "request", what, "err", err)
+		s.logLimited(ctx, slog.LevelError, "message bus failed", "request", what, "err", err)
 		return errBusDown()
 	}
 	s.log.ErrorContext(ctx, "request failed", "request", what, "err", err)

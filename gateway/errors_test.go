@@ -48,6 +48,7 @@ func TestTranslate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			logs.Reset()
+			s.logLimit = logLimiter{} // each case is the first of its kind
 			got := s.translate(context.Background(), "test", tc.err)
 			require.Equal(t, tc.status, got.Status)
 			require.Equal(t, tc.code, got.Code)
@@ -59,4 +60,12 @@ func TestTranslate(t *testing.T) {
 			}
 		})
 	}
+	// An outage fails every request: its line is written once a second.
+	logs.Reset()
+	s.logLimit = logLimiter{}
+	down := fmt.Errorf("%w: dial tcp: refused", sessions.ErrUnavailable)
+	for range 100 {
+		s.translate(context.Background(), "test", down)
+	}
+	require.Equal(t, 1, strings.Count(logs.String(), "\n"), logs.String())
 }

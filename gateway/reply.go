@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -227,7 +228,7 @@ func sessionTopic(sid string) string { return "session:" + sid }
 // wakeSession hints every replica's streams of a session to re-read the store.
 func (s *Server) wakeSession(ctx context.Context, sid string) {
 	if err := s.bus.Publish(ctx, sessionTopic(sid), nil); err != nil {
-		s.log.Warn("publishing session wake-up failed", "err", err, "session", sid)
+		s.logLimited(ctx, slog.LevelWarn, "publishing session wake-up failed", "err", err, "session", shortID(sid))
 	}
 }
 
@@ -255,7 +256,7 @@ func (k sessionSink) Notify(method string, params any) {
 func (s *Server) pushToSession(sid string, data []byte) {
 	ctx := context.Background()
 	if _, err := s.store.Append(ctx, sid, data); err != nil {
-		s.log.Warn("appending to session stream failed", "err", err, "session", sid)
+		s.logLimited(ctx, slog.LevelWarn, "appending to session stream failed", "err", err, "session", shortID(sid))
 		return
 	}
 	s.wakeSession(ctx, sid)

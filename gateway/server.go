@@ -226,6 +226,9 @@ type Server struct {
 	bgMu       sync.Mutex
 	bgClosed   bool
 	bgRunning  map[string]int
+
+	// logLimit holds back repeated failure lines (logLimited).
+	logLimit logLimiter
 }
 
 type inflightKey struct{ session, id string }

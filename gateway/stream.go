@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -150,7 +151,7 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			cursor = ""
 			continue
 		case err != nil:
-			s.log.Warn("reading session stream failed", "err", err, "session", sid)
+			s.logLimited(ctx, slog.LevelWarn, "reading session stream failed", "err", err, "session", shortID(sid))
 		}
 		for _, e := range evs {
 			if sse.event(idPrefix+e.ID, e.Data) != nil {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -376,7 +377,7 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 		}
 		// The store is down: serve from what we know; the request itself
 		// fails later if it needs the store.
-		s.log.Warn("session touch failed", "err", err, "session", sess.ID)
+		s.logLimited(ctx, slog.LevelWarn, "session touch failed", "err", err, "session", shortID(sess.ID))
 		return true
 	}
 	cp := *sess
@@ -517,7 +518,7 @@ func (s *Server) sessionNotification(ctx context.Context, sess *sessions.Session
 		if !sess.Initialized {
 			if _, err := s.updateSession(ctx, sess.ID, func(x *sessions.Session) error { x.Initialized = true; return nil }); err != nil {
 				// A notification has no answer to carry the failure.
-				s.log.Warn("updating session failed", "err", err, "session", sess.ID)
+				s.logLimited(ctx, slog.LevelWarn, "updating session failed", "err", err, "session", shortID(sess.ID))
 			}
 		}
 	case "notifications/cancelled":

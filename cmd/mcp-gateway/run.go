@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
 		var ce *configError
 		if errors.As(err, &ce) {
 			return exitConfig
@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		var ce *configError
 		switch {
 		case errors.As(err, &ce):
-			fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+			fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
 			return exitConfig
 		case err != nil:
 			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
@@ -243,7 +243,7 @@ func configExit(err error, stdout, stderr io.Writer) (int, bool) {
 	}
 	var ce *configError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		fmt.Fprintf(stderr, "mcp-gateway: %s\n", redactor{}.scrub(err.Error()))
 	} else {
 		// flag parse errors were already printed with usage by the flag set.
 		fmt.Fprintf(stderr, "mcp-gateway: invalid configuration: %v\n", err)
@@ -255,10 +255,11 @@ func newLogger(w io.Writer, cfg *config) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
 	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(redactingHandler{next: h, r: newRedactor(cfg)})
 }
 
 // buildCatalog loads the document, generates the tools and prepares the
@@ -374,7 +375,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	_, set, err := loadToolSet(ctx, cfg, data, location, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
+		fmt.Fprintf(stderr, "mcp-gateway tools: %s\n", newRedactor(cfg).scrub(err.Error()))
 		return exitFailure
 	}
 	if _, err := checkOperations(cfg, func(name string) bool { _, ok := set.Lookup(name); return ok }); err != nil {

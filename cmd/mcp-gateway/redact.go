@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// userInfo matches the user information of a URL (scheme://user:pass@):
+// --openapi, --upstream and Redis URLs may carry credentials, and they end
+// up in log lines and error messages.
+var userInfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@"']+@`)
+
+// redactor scrubs what the gateway writes to its log and to stderr: URL
+// user information, and the configured credential values.
+type redactor struct{ secrets []string }
+
+// newRedactor collects the configured secrets (values shorter than 6
+// characters are not treated as secrets: replacing them would garble the
+// log).
+func newRedactor(cfg *config) redactor {
+	var r redactor
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= 6 && !slices.Contains(r.secrets, v) {
+			r.secrets = append(r.secrets, v)
+		}
+	}
+	add(cfg.BackendBearerToken)
+	add(cfg.RedisPassword)
+	for _, f := range []string{cfg.BackendBearerFile, cfg.RedisPasswordFile} {
+		if f != "" {
+			if b, err := os.ReadFile(f); err == nil {
+				add(string(b))
+			}
+		}
+	}
+	for _, v := range cfg.BackendAPIKeys {
+		add(v)
+	}
+	for _, v := range cfg.BackendHeaders {
+		add(v)
+	}
+	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+	return r
+}
+
+func (r redactor) scrub(s string) string {
+	s = userInfo.ReplaceAllString(s, "${1}REDACTED@")
+	for _, v := range r.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return s
+}
+
+// redactingHandler is a slog.Handler that scrubs every message and string
+// or error attribute before the next handler sees it.
+type redactingHandler struct {
+	next slog.Handler
+	r    redactor
+}
+
+func (h redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.next.Enabled(ctx, l)
+}
+
+func (h redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.scrub(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h redactingHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.scrub(v.String()))
+	case slog.KindGroup:
+		as := v.Group()
+		out := make([]any, len(as))
+		for i, x := range as {
+			out[i] = h.attr(x)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.r.scrub(err.Error()))
+		}
+	}
+	return a
+}
+
+func (h redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = h.attr(a)
+	}
+	return redactingHandler{next: h.next.WithAttrs(out), r: h.r}
+}
+
+func (h redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{next: h.next.WithGroup(name), r: h.r}
+}
