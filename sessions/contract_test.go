@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,6 +72,27 @@ func contract(t *testing.T, newStore func(t *testing.T, l Limits) Store) {
 		require.ErrorIs(t, err, ErrNotFound)
 		_, err = s.Get(ctx, "busy")
 		require.NoError(t, err)
+	})
+
+	t.Run("concurrent updates all land, beside touches and appends", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		require.NoError(t, s.Create(ctx, newSession("c")))
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				_, err := s.Update(ctx, "c", func(x *Session) error { x.Principal += string(rune('a' + i)); return nil })
+				assert.NoError(t, err)
+			})
+			wg.Go(func() {
+				assert.NoError(t, s.Touch(ctx, "c", time.Now()))
+				_, err := s.Append(ctx, "c", []byte("x"))
+				assert.NoError(t, err)
+			})
+		}
+		wg.Wait()
+		got, err := s.Get(ctx, "c")
+		require.NoError(t, err)
+		require.Len(t, got.Principal, 20, "no update was lost")
 	})
 
 	t.Run("event log is bounded in bytes", func(t *testing.T) {

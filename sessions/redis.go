@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -119,53 +120,55 @@ func (r *Redis) Get(ctx context.Context, id string) (*Session, error) {
 // between the read and the write.
 func (r *Redis) Update(ctx context.Context, id string, fn func(*Session) error) (*Session, error) {
 	key := r.recKey(id)
-	var out *Session
-	for range 10 {
-		err := r.c.Watch(ctx, func(tx *redis.Tx) error {
-			vals, err := tx.HMGet(ctx, key, "d", "ls").Result()
-			if err != nil {
-				return err
-			}
-			s, err := decodeRecord(id, vals)
-			if err != nil {
-				return err
-			}
-			if err := fn(s); err != nil {
-				return &fnError{err}
-			}
-			s.ID = id
-			d, err := encodeRecord(s)
-			if err != nil {
-				return err
-			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.HSet(ctx, key, "d", d)
-				return nil
-			})
-			out = s
-			return err
-		}, key)
-		var fe *fnError
-		switch {
-		case err == nil:
-			return out, nil
-		case errors.As(err, &fe):
-			return nil, fe.err
-		case errors.Is(err, redis.TxFailedErr):
-			continue
-		case errors.Is(err, ErrNotFound):
-			return nil, err
-		default:
+	// Compare-and-set on the record's own field: touches and appends write
+	// other fields of the same hash, so watching the whole key would make
+	// every update race them. Only a concurrent update of the record
+	// itself conflicts, and then the update is tried again, after a short
+	// random pause, until ctx ends.
+	for attempt := 0; ; attempt++ {
+		vals, err := r.c.HMGet(ctx, key, "d", "ls").Result()
+		if err != nil {
 			return nil, translate(err)
 		}
+		old, _ := vals[0].(string)
+		s, err := decodeRecord(id, vals)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(s); err != nil {
+			return nil, err
+		}
+		s.ID = id
+		d, err := encodeRecord(s)
+		if err != nil {
+			return nil, err
+		}
+		n, err := casScript.Run(ctx, r.c, []string{key}, old, d).Int()
+		switch {
+		case err != nil:
+			return nil, translate(err)
+		case n == 1:
+			return s, nil
+		case n < 0:
+			return nil, ErrNotFound
+		}
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: update of a session kept conflicting until %v", ErrUnavailable, ctx.Err())
+		case <-time.After(pause):
+		}
 	}
-	return nil, fmt.Errorf("%w: update of %q kept conflicting", ErrUnavailable, id)
 }
 
-// fnError carries the caller's own error through Watch untouched.
-type fnError struct{ err error }
-
-func (e *fnError) Error() string { return e.err.Error() }
+// casScript sets the record to ARGV[2] if it still is ARGV[1]: 1 when it
+// did, 0 when the record changed meanwhile, -1 when it is gone.
+var casScript = redis.NewScript(`
+local cur = redis.call('HGET', KEYS[1], 'd')
+if not cur then return -1 end
+if cur ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'd', ARGV[2])
+return 1`)
 
 var touchScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
