@@ -80,24 +80,17 @@ func TestReplicasRideOutRedisRestart(t *testing.T) {
 			}
 		})
 	}
-	// Replica 0 may serve the session from its cache for up to the cache's
-	// lifetime (2 s); then it needs the store too. It never claims the
-	// session is gone: Redis being down says nothing about the session.
+	// Replica 0 serves the session from its cache without waiting for the
+	// store (touches and refreshes run in the background): through the
+	// whole outage it answers, and never claims the session is gone.
 	served := 0
-	awaitTrue(t, 15*time.Second, 100*time.Millisecond, func() bool {
+	for range 20 {
 		r, err := env.send(context.Background(), env.url(0), sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 		require.NoError(t, err)
-		switch r.status {
-		case http.StatusOK:
-			served++
-			return false
-		case http.StatusServiceUnavailable:
-			storeDown("cached session after expiry", r, nil)
-			return true
-		}
-		t.Fatalf("replica 0 answered %d for a live session while Redis is down: %s", r.status, r.body)
-		return false
-	}, "replica 0 kept serving the session from its cache")
+		require.Equal(t, http.StatusOK, r.status, "replica 0 on its cached session while Redis is down: %s", r.body)
+		served++
+		time.Sleep(100 * time.Millisecond)
+	}
 	t.Logf("replica 0 served the cached session %d times, until %v after Redis stopped", served, time.Since(stopped).Round(time.Millisecond))
 
 	wg.Wait()
@@ -136,10 +129,14 @@ func TestReplicasRideOutRedisRestart(t *testing.T) {
 		require.Contains(t, string(call.Result), `"structuredContent"`)
 	}
 	// The restarted Redis lost its data (no persistence): the old session
-	// is unknown everywhere now, which is a 404, not a 503.
+	// is unknown everywhere now, which is a 404, not a 503. (Replica 0 may
+	// answer once more from its cached copy while it checks the store.)
 	for i := range env.addrs {
-		r := env.do(t, env.url(i), sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
-		require.Equal(t, http.StatusNotFound, r.status, "replica %d: %s", i, r.body)
+		awaitTrue(t, 10*time.Second, 50*time.Millisecond, func() bool {
+			r := env.do(t, env.url(i), sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+			require.Contains(t, []int{http.StatusOK, http.StatusNotFound}, r.status, "replica %d: %s", i, r.body)
+			return r.status == http.StatusNotFound
+		}, "replica %d still serves the lost session", i)
 	}
 	// The bus is back as well: a push stream hears another replica, and a
 	// cancellation crosses replicas (the broadcast subscription was renewed).

@@ -34,13 +34,31 @@ func newSessionCache(maxAge time.Duration) *sessionCache {
 
 // get returns a fresh cached record; callers must not modify it.
 func (c *sessionCache) get(id string, now time.Time) *sessions.Session {
+	s, fresh := c.lookup(id, now)
+	if !fresh {
+		return nil
+	}
+	return s
+}
+
+// staleFactor: an entry older than maxAge is stale, but is kept (and
+// served while a refresh runs, so a slow store does not stall requests)
+// up to staleFactor times maxAge.
+const staleFactor = 15
+
+// lookup returns a cached record and whether it is fresh (fetched within
+// maxAge); a stale one is returned too, up to staleFactor × maxAge.
+func (c *sessionCache) lookup(id string, now time.Time) (s *sessions.Session, fresh bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[id]
-	if !ok || now.Sub(e.fetched) > c.maxAge {
-		return nil
+	switch age := now.Sub(e.fetched); {
+	case !ok || age > staleFactor*c.maxAge:
+		return nil, false
+	case age > c.maxAge:
+		return e.s, false
 	}
-	return e.s
+	return e.s, true
 }
 
 func (c *sessionCache) put(s *sessions.Session, now time.Time) {
@@ -71,7 +89,7 @@ func (c *sessionCache) sweep(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, e := range c.m {
-		if now.Sub(e.fetched) > c.maxAge {
+		if now.Sub(e.fetched) > staleFactor*c.maxAge {
 			delete(c.m, id)
 		}
 	}
@@ -110,7 +128,9 @@ type broadcast struct {
 func (s *Server) announce(ctx context.Context, b broadcast) {
 	data, err := json.Marshal(b)
 	if err == nil {
-		err = s.bus.Publish(ctx, broadcastTopic, data)
+		pctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+		err = s.bus.Publish(pctx, broadcastTopic, data)
+		cancel()
 	}
 	if err != nil {
 		s.logLimited(ctx, slog.LevelWarn, "broadcast to replicas failed", "err", err, "kind", b.Kind, "session", shortID(b.Session))

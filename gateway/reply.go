@@ -227,6 +227,8 @@ func sessionTopic(sid string) string { return "session:" + sid }
 
 // wakeSession hints every replica's streams of a session to re-read the store.
 func (s *Server) wakeSession(ctx context.Context, sid string) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	defer cancel()
 	if err := s.bus.Publish(ctx, sessionTopic(sid), nil); err != nil {
 		s.logLimited(ctx, slog.LevelWarn, "publishing session wake-up failed", "err", err, "session", shortID(sid))
 	}

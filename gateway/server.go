@@ -95,6 +95,10 @@ type Config struct {
 	// stream, for the client to reconnect with Last-Event-ID. Zero means
 	// 30s (at most SessionTTL).
 	LegacySSEGrace time.Duration
+	// StoreTimeout bounds every call to the session store and the bus: a
+	// request that needs the store fails with 503 after it, rather than
+	// hanging on a stalled Redis. Zero means 1s.
+	StoreTimeout time.Duration
 	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
 	// session record when an invalidation from another replica was lost.
 	// Zero means 2s.
@@ -144,6 +148,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LegacyMessagesPath == "" {
 		c.LegacyMessagesPath = base + "/messages"
+	}
+	if c.StoreTimeout <= 0 {
+		c.StoreTimeout = time.Second
 	}
 	if c.SessionCacheTTL <= 0 {
 		c.SessionCacheTTL = 2 * time.Second
@@ -229,6 +236,11 @@ type Server struct {
 
 	// logLimit holds back repeated failure lines (logLimited).
 	logLimit logLimiter
+	// backgroundStore names the store calls running in the background
+	// (touches, refreshes), one per key at a time.
+	backgroundStore sync.Map
+	// sweeper is the store's Sweeper, if it has one (s.store is wrapped).
+	sweeper sessions.Sweeper
 }
 
 type inflightKey struct{ session, id string }
@@ -306,6 +318,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: StoreTTL(cfg.SessionTTL)})
 	}
+	s.sweeper, _ = s.store.(sessions.Sweeper)
+	s.store = timeoutStore{Store: s.store, d: cfg.StoreTimeout}
 	if s.bus == nil {
 		s.bus = pubsub.NewMemory()
 	}
@@ -382,7 +396,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.listenReplicas(ctx) })
 	defer wg.Wait()
 
-	sweeper, _ := s.store.(sessions.Sweeper)
+	sweeper := s.sweeper
 	interval := min(s.cfg.SessionTTL/4, s.cfg.SessionCacheTTL, time.Minute)
 	t := time.NewTicker(interval)
 	defer t.Stop()

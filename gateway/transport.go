@@ -339,16 +339,23 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 }
 
 // lookupSession resolves a session id: sessions.ErrNotFound (404) when it
-// does not exist, a store error (503) when the store cannot say.
+// does not exist, a store error (503) when the store cannot say. A session
+// this replica has cached is served without waiting for the store: the
+// touch that keeps it alive, and the refresh of a stale copy, run in the
+// background (bounded by StoreTimeout), so a slow or stalled store does
+// not stall calls on live sessions.
 func (s *Server) lookupSession(ctx context.Context, sid string) (*sessions.Session, error) {
 	now := time.Now()
 	// A cached record serves only while it is provably alive: within the
 	// TTL of its last touch, and still there when the touch is due.
-	if sess := s.cache.get(sid, now); sess != nil && now.Sub(sess.LastSeen) <= StoreTTL(s.cfg.SessionTTL) && s.isListening() {
-		if s.touch(ctx, sess, now) {
-			return sess, nil
+	if sess, fresh := s.cache.lookup(sid, now); sess != nil && now.Sub(sess.LastSeen) <= StoreTTL(s.cfg.SessionTTL) && s.isListening() {
+		if !fresh {
+			s.inBackground("refresh:"+sid, func(ctx context.Context) { s.refresh(ctx, sid) })
 		}
-		s.cache.drop(sid)
+		if now.Sub(sess.LastSeen) > touchEvery(s.cfg.SessionTTL) {
+			s.inBackground("touch:"+sid, func(ctx context.Context) { s.touch(ctx, sess, now) })
+		}
+		return sess, nil
 	}
 	if !validSessionID(sid) {
 		// Not an id this gateway mints: no store round trip needed.
@@ -365,14 +372,44 @@ func (s *Server) lookupSession(ctx context.Context, sid string) (*sessions.Sessi
 	return sess, nil
 }
 
+// inBackground runs fn once per key at a time, with a StoreTimeout
+// context; a second call while one runs is dropped.
+func (s *Server) inBackground(key string, fn func(context.Context)) {
+	if _, running := s.backgroundStore.LoadOrStore(key, struct{}{}); running {
+		return
+	}
+	go func() {
+		defer s.backgroundStore.Delete(key)
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StoreTimeout)
+		defer cancel()
+		fn(ctx)
+	}()
+}
+
+// refresh fetches a session's record again and caches it; a session that
+// is gone is dropped for good.
+func (s *Server) refresh(ctx context.Context, sid string) {
+	sess, err := s.store.Get(ctx, sid)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		s.cache.end(sid, time.Now())
+	case err != nil:
+		s.logLimited(ctx, slog.LevelWarn, "refreshing a cached session failed; serving the cached copy", "err", err, "session", shortID(sid))
+	default:
+		s.cache.put(sess, time.Now())
+	}
+}
+
 // touch refreshes a session's idle TTL lazily: at most a few writes per TTL,
-// not one per request. It reports false when the session is gone.
+// not one per request. It reports false when the session is gone (and then
+// drops it from the cache).
 func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Time) bool {
 	if now.Sub(sess.LastSeen) <= touchEvery(s.cfg.SessionTTL) {
 		return true
 	}
 	if err := s.store.Touch(ctx, sess.ID, now); err != nil {
 		if errors.Is(err, sessions.ErrNotFound) {
+			s.cache.end(sess.ID, time.Now())
 			return false
 		}
 		// The store is down: serve from what we know; the request itself

@@ -37,6 +37,7 @@ type config struct {
 	RedisPassword     string
 	RedisPasswordFile string
 	RedisPrefix       string
+	RedisTimeout      time.Duration
 	StreamMaxEvents   int
 	StreamMaxAge      time.Duration
 	StreamMaxBytes    int64
@@ -127,6 +128,8 @@ var options = []option{
 		set: str(func(c *config) *string { return &c.RedisPasswordFile })},
 	{key: "redis_prefix", def: "mcpgw:", usage: "prefix of every Redis key and channel (lets gateways share a Redis)",
 		set: str(func(c *config) *string { return &c.RedisPrefix })},
+	{key: "redis_timeout", def: "1s", usage: "bound of every session-store and bus call: a request that needs Redis fails with 503 after it; calls on cached sessions do not wait for Redis at all",
+		set: positiveDuration(func(c *config) *time.Duration { return &c.RedisTimeout })},
 	{key: "stream_max_events", def: "1000", usage: "events kept per session push stream for Last-Event-ID replay",
 		set: positiveInt(func(c *config) *int { return &c.StreamMaxEvents })},
 	{key: "stream_max_age", def: "1h", usage: "oldest event kept per session push stream for replay",

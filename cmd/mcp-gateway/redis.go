@@ -55,6 +55,8 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
+		// Every command is bounded by the caller's context (redis_timeout).
+		o.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(o), nil
 	case "sentinel":
 		o, err := redis.ParseFailoverURL(cfg.RedisURL)
@@ -63,6 +65,8 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
+		// Every command is bounded by the caller's context (redis_timeout).
+		o.ContextTimeoutEnabled = true
 		return redis.NewFailoverClient(o), nil
 	default:
 		o, err := redis.ParseURL(cfg.RedisURL)
@@ -71,6 +75,8 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		}
 		setAuth(&o.Username, &o.Password, cfg.RedisUsername, password)
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
+		// Every command is bounded by the caller's context (redis_timeout).
+		o.ContextTimeoutEnabled = true
 		return redis.NewClient(o), nil
 	}
 }

@@ -115,6 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		ServerVersion:        version,
 		ToolCallLimit:        toolCallLimit(cfg),
 		MaxConcurrentCalls:   maxConcurrentCalls(cfg),
+		StoreTimeout:         cfg.RedisTimeout,
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)

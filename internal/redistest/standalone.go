@@ -3,6 +3,7 @@ package redistest
 import (
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,6 +74,27 @@ func (srv *Server) Start() {
 	}
 	if err := srv.s.start(); err != nil {
 		srv.t.Fatal(err)
+	}
+}
+
+// Pause stops the server's process (SIGSTOP): connections stay open and
+// commands hang, as with a Redis that stalls; Resume continues it. The
+// test's end resumes a paused server before stopping it.
+func (srv *Server) Pause() {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.s.cmd != nil && srv.s.cmd.Process != nil {
+		_ = srv.s.cmd.Process.Signal(syscall.SIGSTOP)
+		srv.t.Cleanup(srv.Resume)
+	}
+}
+
+// Resume continues a paused server (SIGCONT).
+func (srv *Server) Resume() {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.s.cmd != nil && srv.s.cmd.Process != nil {
+		_ = srv.s.cmd.Process.Signal(syscall.SIGCONT)
 	}
 }
 

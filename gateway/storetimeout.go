@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// timeoutStore bounds every store call by d (Config.StoreTimeout): a
+// stalled Redis fails a request after d with 503, not after the client
+// library's own retries.
+type timeoutStore struct {
+	sessions.Store
+	d time.Duration
+}
+
+func (t timeoutStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, t.d)
+}
+
+func (t timeoutStore) Create(ctx context.Context, s *sessions.Session) error {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Create(ctx, s)
+}
+
+func (t timeoutStore) Get(ctx context.Context, id string) (*sessions.Session, error) {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Get(ctx, id)
+}
+
+func (t timeoutStore) Update(ctx context.Context, id string, fn func(*sessions.Session) error) (*sessions.Session, error) {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Update(ctx, id, fn)
+}
+
+func (t timeoutStore) Touch(ctx context.Context, id string, now time.Time) error {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Touch(ctx, id, now)
+}
+
+func (t timeoutStore) Delete(ctx context.Context, id string) error {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Delete(ctx, id)
+}
+
+func (t timeoutStore) Append(ctx context.Context, id string, data []byte) (string, error) {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Append(ctx, id, data)
+}
+
+func (t timeoutStore) ReadAfter(ctx context.Context, id, after string, max int) ([]sessions.Event, error) {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.ReadAfter(ctx, id, after, max)
+}
+
+func (t timeoutStore) LastEventID(ctx context.Context, id string) (string, error) {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.LastEventID(ctx, id)
+}
+
+func (t timeoutStore) Ping(ctx context.Context) error {
+	ctx, cancel := t.bound(ctx)
+	defer cancel()
+	return t.Store.Ping(ctx)
+}
