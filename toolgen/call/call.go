@@ -26,6 +26,7 @@ package call
 // out once per binding and cached in a callPlan (call_plan.go).
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -42,6 +43,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -280,6 +282,12 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	p, err := c.plan(t.Binding)
 	if err != nil {
 		return mcp.Pooled(mcp.ErrorResult(fmt.Sprintf("tool %q cannot be called: %v", t.Name, err)))
+	}
+	// Invalid UTF-8 in an argument is repaired (U+FFFD) once, here, so
+	// that a path, header, query or body argument all see the same value
+	// (decoding a string would repair it; a raw JSON body would not).
+	if !utf8.Valid(args) {
+		args = bytes.ToValidUTF8(args, []byte("\uFFFD"))
 	}
 	in, aerr := p.decodeArgs(args)
 	if aerr != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -215,4 +216,16 @@ func TestCallTextAndBinaryBodies(t *testing.T) {
 			require.Empty(t, backend.requests())
 		})
 	}
+}
+
+// Invalid UTF-8 in an argument is repaired the same way wherever the
+// argument goes: in a JSON body as in the path.
+func TestInvalidUTF8ArgumentsAreRepairedEverywhere(t *testing.T) {
+	doc := ctDocFile(t, "bodies.yaml")
+	backend := ctNewBackend(t, nil)
+	caller := ctCaller(t, doc, Config{BaseURL: backend.URL})
+	ctOK(t, ctCall(t, caller, ctTool(t, doc, "PATCH", "/pets/{id}"), "{\"id\": 7, \"nickname\": \"N\xfe\"}"))
+	got := backend.last(t)
+	require.Equal(t, "{\"nickname\":\"N\uFFFD\"}", string(got.Body))
+	require.True(t, utf8.Valid(got.Body))
 }
