@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // userInfo matches the user information of a URL (scheme://user:pass@):
@@ -105,4 +108,31 @@ func (h redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h redactingHandler) WithGroup(name string) slog.Handler {
 	return redactingHandler{next: h.next.WithGroup(name), r: h.r}
+}
+
+// redisLog routes go-redis's own log lines (one per failed dial: a flood
+// while Redis is down) into the gateway's log, at most one a second.
+type redisLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	last time.Time
+	held int
+}
+
+func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.last) < time.Second {
+		l.held++
+		l.mu.Unlock()
+		return
+	}
+	held := l.held
+	l.last, l.held = now, 0
+	l.mu.Unlock()
+	args := []any{}
+	if held > 0 {
+		args = append(args, "suppressed", held)
+	}
+	l.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...), args...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -136,3 +137,7 @@ type sharedState struct {
 	limiter quota.Limiter
 	close   func()
 }
+
+// routeRedisLog sends go-redis's own log lines into the gateway's log, at
+// most one a second (redisLog).
+func routeRedisLog(log *slog.Logger) { redis.SetLogger(&redisLog{log: log}) }

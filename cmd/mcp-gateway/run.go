@@ -81,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg}
 	if cfg.RedisURL != "" {
+		routeRedisLog(log)
 		st, err := redisState(ctx, cfg, limits)
 		var ce *configError
 		switch {
