@@ -76,12 +76,8 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 	}
 	defer sub.Close()
 
-	s.streams.Add(1)
-	defer s.streams.Done()
-	s.metrics.openStream.Inc()
-	defer s.metrics.openStream.Dec()
-	sse := startSSE(w)
-	defer sse.release()
+	sse, closeStream := s.openStream(w)
+	defer closeStream()
 	end := pumpClientGone
 	// The endpoint event carries the stream's starting point, so a client
 	// that loses the stream before any other event resumes this session.

@@ -20,13 +20,11 @@ import (
 type legacyStream struct {
 	cancel      context.CancelFunc
 	resp        *http.Response
-	events      chan legacyEvent
+	events      chan sseEvent
 	endpoint    string // the endpoint event's URL, as a path and query
 	rawEndpoint string // as the event said it
 	endpointID  string
 }
-
-type legacyEvent struct{ id, name, data string }
 
 // base is the gateway's origin (scheme://host:port).
 func (g *testGateway) base() string { return strings.TrimSuffix(g.url, g.srv.cfg.MountPath) }
@@ -44,28 +42,7 @@ func (g *testGateway) openLegacy(t *testing.T, lastEventID string) *legacyStream
 	require.NoError(t, err)
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &legacyStream{cancel: cancel, resp: resp, events: make(chan legacyEvent, 64)}
-	go func() {
-		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		var ev legacyEvent
-		for sc.Scan() {
-			switch line := sc.Text(); {
-			case line == "":
-				if ev.data != "" {
-					s.events <- ev
-				}
-				ev = legacyEvent{}
-			case strings.HasPrefix(line, "id: "):
-				ev.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				ev.name = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				ev.data = line[6:]
-			}
-		}
-	}()
+	s := &legacyStream{cancel: cancel, resp: resp, events: readSSE(resp.Body)}
 	t.Cleanup(s.close)
 	ev := s.next(t)
 	require.Equal(t, "endpoint", ev.name, "the first event names the messages endpoint")
@@ -86,7 +63,7 @@ func (s *legacyStream) sessionID() string {
 	return sid
 }
 
-func (s *legacyStream) next(t *testing.T) legacyEvent {
+func (s *legacyStream) next(t *testing.T) sseEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-s.events:
@@ -95,11 +72,11 @@ func (s *legacyStream) next(t *testing.T) legacyEvent {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event within 5s")
 	}
-	return legacyEvent{}
+	return sseEvent{}
 }
 
 // response waits for the response with the given id, skipping notifications.
-func (s *legacyStream) response(t *testing.T, id int) (map[string]any, legacyEvent) {
+func (s *legacyStream) response(t *testing.T, id int) (map[string]any, sseEvent) {
 	t.Helper()
 	for {
 		ev := s.next(t)
@@ -328,7 +305,7 @@ func TestLegacySSEResumeAndOwnership(t *testing.T) {
 
 	// Now the client moves to replica a while its stream on b is still
 	// open; b's stream then dies: the session stays, owned by a's stream.
-	_, ev := func() (map[string]any, legacyEvent) {
+	_, ev := func() (map[string]any, sseEvent) {
 		require.Equal(t, http.StatusAccepted, b.postLegacy(t, s2.endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`).status)
 		return s2.response(t, 3)
 	}()

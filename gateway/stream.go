@@ -55,12 +55,8 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 
-	s.streams.Add(1)
-	defer s.streams.Done()
-	s.metrics.openStream.Inc()
-	defer s.metrics.openStream.Dec()
-	sse := startSSE(w)
-	defer sse.release()
+	sse, closeStream := s.openStream(w)
+	defer closeStream()
 	if gap {
 		// Say so rather than leave a silent gap: the client missed events
 		// that are no longer retained.
@@ -92,6 +88,20 @@ func (s *Server) streamCursor(ctx context.Context, sid, lastEventID string) (cur
 		}
 	}
 	return lastEventID, false, nil
+}
+
+// openStream starts a long-lived SSE response: counted for shutdown
+// (Run waits for streams) and in the open-streams gauge. The returned
+// func must be called when the stream ends.
+func (s *Server) openStream(w http.ResponseWriter) (*sseWriter, func()) {
+	s.streams.Add(1)
+	s.metrics.openStream.Inc()
+	sse := startSSE(w)
+	return sse, func() {
+		sse.release()
+		s.metrics.openStream.Dec()
+		s.streams.Done()
+	}
 }
 
 // gapNotice tells a stream's client that events it should have had are no
@@ -207,13 +217,9 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 		s.writeResult(w, http.StatusOK, r.ID, nil, mcp.InvalidParams("Invalid params for subscriptions/listen: notifications is required"))
 		return
 	}
-	s.streams.Add(1)
-	defer s.streams.Done()
-	s.metrics.openStream.Inc()
-	defer s.metrics.openStream.Dec()
 	subID := r.ID
-	sse := startSSE(w)
-	defer sse.release()
+	sse, closeStream := s.openStream(w)
+	defer closeStream()
 	// The gateway's tool, prompt and resource lists do not change while it
 	// runs, so it honours none of the requested notification types: the
 	// acknowledgement says so and the stream carries only keep-alives.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,7 +24,35 @@ type sseClient struct {
 	events chan sseEvent
 }
 
-type sseEvent struct{ id, data string }
+type sseEvent struct{ id, name, data string }
+
+// readSSE delivers a response's events until it ends (then closes the
+// channel).
+func readSSE(body io.Reader) chan sseEvent {
+	events := make(chan sseEvent, 64)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		var ev sseEvent
+		for sc.Scan() {
+			switch line := sc.Text(); {
+			case line == "":
+				if ev.data != "" {
+					events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				ev.name = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.data = line[6:]
+			}
+		}
+	}()
+	return events
+}
 
 func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient {
 	t.Helper()
@@ -40,26 +69,7 @@ func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient 
 	require.NoError(t, err)
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	c := &sseClient{resp: resp, cancel: cancel, events: make(chan sseEvent, 64)}
-	go func() {
-		defer close(c.events)
-		sc := bufio.NewScanner(resp.Body)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.data != "" {
-					c.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "id: "):
-				ev.id = line[4:]
-			case strings.HasPrefix(line, "data: "):
-				ev.data = line[6:]
-			}
-		}
-	}()
+	c := &sseClient{resp: resp, cancel: cancel, events: readSSE(resp.Body)}
 	t.Cleanup(c.close)
 	return c
 }
