@@ -183,7 +183,7 @@ var options = []option{
 		set: positiveInt(func(c *config) *int { return &c.MaxBatch })},
 	{key: "max_response_bytes", def: "16MiB", usage: "largest answer to a batch; members beyond it get an error instead of their result",
 		set: size(func(c *config) *int64 { return &c.MaxResponseBytes })},
-	{key: "read_timeout", def: "30s", usage: "how long a request's headers and body may take to arrive (a trickled body is cut off with 408); streams the gateway sends are not affected",
+	{key: "read_timeout", def: "30s", usage: "how long a request body may take to arrive, from the end of its headers (a trickled body is cut off with 408; headers get at most 10s, never more than this); streams the gateway sends are not affected",
 		set: positiveDuration(func(c *config) *time.Duration { return &c.ReadTimeout })},
 	{key: "idle_timeout", def: "2m", usage: "how long an idle keep-alive connection stays open",
 		set: positiveDuration(func(c *config) *time.Duration { return &c.IdleTimeout })},
