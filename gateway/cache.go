@@ -16,6 +16,9 @@ import (
 // entry can be when an invalidation is lost.
 type sessionCache struct {
 	maxAge time.Duration
+	// endedFor is how long an ended session is remembered: longer than
+	// any store call that started before the end can take.
+	endedFor time.Duration
 	mu     sync.Mutex
 	m      map[string]cachedSession
 	// ended remembers sessions that ended here or elsewhere, so that a
@@ -29,7 +32,23 @@ type cachedSession struct {
 }
 
 func newSessionCache(maxAge time.Duration) *sessionCache {
-	return &sessionCache{maxAge: maxAge, m: map[string]cachedSession{}, ended: map[string]time.Time{}}
+	return &sessionCache{maxAge: maxAge, endedFor: maxAge, m: map[string]cachedSession{}, ended: map[string]time.Time{}}
+}
+
+// touched records a successful touch on the entry that is cached now: its
+// LastSeen moves on, and nothing else (a touch of an older copy must not
+// undo a refresh or an update that landed meanwhile, nor make the entry
+// look freshly fetched).
+func (c *sessionCache) touched(id string, lastSeen time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || !e.s.LastSeen.Before(lastSeen) {
+		return
+	}
+	cp := *e.s
+	cp.LastSeen = lastSeen
+	c.m[id] = cachedSession{s: &cp, fetched: e.fetched}
 }
 
 // get returns a fresh cached record; callers must not modify it.
@@ -93,9 +112,9 @@ func (c *sessionCache) sweep(now time.Time) {
 			delete(c.m, id)
 		}
 	}
-	// A lookup that raced the end has long finished by then.
+	// A lookup or refresh that raced the end has long finished by then.
 	for id, at := range c.ended {
-		if now.Sub(at) > c.maxAge {
+		if now.Sub(at) > c.endedFor {
 			delete(c.ended, id)
 		}
 	}

@@ -50,7 +50,7 @@ func trimClientInfo(raw json.RawMessage) json.RawMessage {
 }
 
 // trimCapabilities keeps each capability's name (at most
-// maxCapabilityNames, each cut to 64 bytes) with its known flags: a
+// maxCapabilityNames; a name over 64 bytes is dropped) with its known flags: a
 // boolean as it is, anything else as {}. The result is at most
 // maxCapabilities bytes.
 func trimCapabilities(raw json.RawMessage) json.RawMessage {

@@ -214,7 +214,7 @@ func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: POST messages here; open the event stream at %s", s.cfg.LegacySSEPath)
+		return reject(http.StatusMethodNotAllowed, mcp.CodeInvalidRequest, "Method Not Allowed: POST messages here; open the event stream at %s", mcp.Verbatim(s.cfg.LegacySSEPath))
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return reject(http.StatusRequestEntityTooLarge, mcp.CodeInvalidRequest, "Request Entity Too Large: body exceeds %d bytes", s.cfg.MaxBodyBytes)
@@ -234,7 +234,7 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if sess.Transport != sessions.TransportSSE {
-		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: session %s is not a 2024-11-05 session; use %s", sid, s.cfg.MountPath)
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: session %s is not a 2024-11-05 session; use %s", sid, mcp.Verbatim(s.cfg.MountPath))
 	}
 	body, err := s.readJSON(w, r)
 	if err != nil {

@@ -99,9 +99,13 @@ type Config struct {
 	// request that needs the store fails with 503 after it, rather than
 	// hanging on a stalled Redis. Zero means 1s.
 	StoreTimeout time.Duration
-	// SessionCacheTTL bounds how long a replica trusts its cached copy of a
-	// session record when an invalidation from another replica was lost.
-	// Zero means 2s.
+	// SessionCacheTTL is how long a replica trusts its cached copy of a
+	// session record without asking the store (invalidations from the
+	// other replicas drop it sooner). Past it the copy still serves while
+	// a background refresh runs, up to 15 times this long, so a slow store
+	// does not stall calls; a session ended elsewhere whose invalidation
+	// was lost thus answers at most one more request per replica while
+	// the store answers. Zero means 2s.
 	SessionCacheTTL time.Duration
 }
 
@@ -326,10 +330,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.limiter == nil {
 		s.limiter = quota.NewMemory()
 	}
+	s.limiter = timeoutLimiter{Limiter: s.limiter, d: cfg.StoreTimeout}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.stamper = &mcp.Stamper{ListTTL: cfg.ListTTL, ServerMeta: map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}}
+	s.cache.endedFor = 2 * max(cfg.SessionCacheTTL, cfg.StoreTimeout)
 	s.registerOwn()
 	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls},
 		tools.Deps{Limiter: s.limiter, Logger: s.log, Metrics: deps.Metrics})

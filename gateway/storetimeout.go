@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -71,4 +72,17 @@ func (t timeoutStore) Ping(ctx context.Context) error {
 	ctx, cancel := t.bound(ctx)
 	defer cancel()
 	return t.Store.Ping(ctx)
+}
+
+// timeoutLimiter bounds every rate-limiter call by d: a stalled Redis lets
+// the call through (the feature fails open) after d, not after seconds.
+type timeoutLimiter struct {
+	quota.Limiter
+	d time.Duration
+}
+
+func (t timeoutLimiter) Allow(ctx context.Context, key string, limit quota.Limit) (quota.Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Limiter.Allow(ctx, key, limit)
 }

@@ -365,10 +365,10 @@ func (s *Server) lookupSession(ctx context.Context, sid string) (*sessions.Sessi
 	if err != nil {
 		return nil, storeError(err)
 	}
+	s.cache.put(sess, now)
 	if !s.touch(ctx, sess, now) {
 		return nil, sessions.ErrNotFound
 	}
-	s.cache.put(sess, now)
 	return sess, nil
 }
 
@@ -417,9 +417,7 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 		s.logLimited(ctx, slog.LevelWarn, "session touch failed", "err", err, "session", shortID(sess.ID))
 		return true
 	}
-	cp := *sess
-	cp.LastSeen = now
-	s.cache.put(&cp, now)
+	s.cache.touched(sess.ID, now)
 	return true
 }
 
@@ -458,7 +456,7 @@ func (s *Server) sessionFor(r *http.Request, sid string) (*sessions.Session, err
 	sess, err := s.lookupSession(r.Context(), sid)
 	if err == nil && sess.Transport == sessions.TransportSSE {
 		return nil, reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
-			"Bad Request: session %s belongs to the 2024-11-05 HTTP+SSE transport; POST its messages to %s", sid, s.cfg.LegacyMessagesPath)
+			"Bad Request: session %s belongs to the 2024-11-05 HTTP+SSE transport; POST its messages to %s", sid, mcp.Verbatim(s.cfg.LegacyMessagesPath))
 	}
 	return sess, err
 }

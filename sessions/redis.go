@@ -217,13 +217,18 @@ local bytes = redis.call('HINCRBY', KEYS[1], 'b', #ARGV[1])
 local maxlen = tonumber(ARGV[2])
 local maxbytes = tonumber(ARGV[4])
 local gone = nil
-local function drop(entries)
+local function size(e)
+  local f = e[2]
+  for i = 1, #f, 2 do
+    if f[i] == 'd' then return #f[i + 1] end
+  end
+  return 0
+end
+local function drop(entries, untilFits)
   for _, e in ipairs(entries) do
     if e[1] == id then return false end
-    local f = e[2]
-    for i = 1, #f, 2 do
-      if f[i] == 'd' then bytes = bytes - #f[i + 1] end
-    end
+    if untilFits and bytes <= maxbytes then return false end
+    bytes = bytes - size(e)
     redis.call('XDEL', KEYS[2], e[1])
     gone = e[1]
   end
@@ -240,9 +245,13 @@ if oldest > 0 then
 end
 while bytes > maxbytes do
   local r = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 16)
-  if #r == 0 or not drop(r) then break end
+  if #r == 0 or not drop(r, true) then break end
 end
-if bytes < 0 then bytes = 0 end
+if redis.call('XLEN', KEYS[2]) <= 1 or bytes < 0 then
+  -- Only the newest is left (or the count drifted, e.g. a record from
+  -- before byte counting): count what is there.
+  bytes = #ARGV[1]
+end
 redis.call('HSET', KEYS[1], 'b', bytes)
 if gone then redis.call('HSET', KEYS[1], 'g', gone) end
 local ttl = redis.call('PTTL', KEYS[1])

@@ -17,6 +17,10 @@ import (
 // up in log lines and error messages.
 var userInfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@"']+@`)
 
+// secretParam matches the value of a URL query parameter whose name says
+// it is a credential (?token=..., &api_key=..., &sig=...).
+var secretParam = regexp.MustCompile(`(?i)([?&][a-z0-9_.-]*(token|key|secret|password|passwd|sig|signature|auth|credential)[a-z0-9_.-]*=)[^&\s"'#]+`)
+
 // redactor scrubs what the gateway writes to its log and to stderr: URL
 // user information, and the configured credential values.
 type redactor struct{ secrets []string }
@@ -52,6 +56,7 @@ func newRedactor(cfg *config) redactor {
 
 func (r redactor) scrub(s string) string {
 	s = userInfo.ReplaceAllString(s, "${1}REDACTED@")
+	s = secretParam.ReplaceAllString(s, "${1}REDACTED")
 	for _, v := range r.secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
 	}
@@ -91,8 +96,17 @@ func (h redactingHandler) attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, h.r.scrub(err.Error()))
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, h.r.scrub(x.Error()))
+		case fmt.Stringer:
+			return slog.String(a.Key, h.r.scrub(x.String()))
+		case []string:
+			out := make([]string, len(x))
+			for i, e := range x {
+				out[i] = h.r.scrub(e)
+			}
+			return slog.Any(a.Key, out)
 		}
 	}
 	return a

@@ -45,4 +45,8 @@ func TestLogsAndErrorsAreRedacted(t *testing.T) {
 		require.NotContains(t, buf.String(), secret)
 	}
 	require.Contains(t, buf.String(), "[redacted]")
+
+	r := redactor{}
+	require.Equal(t, "https://h/doc.yaml?v=1&access_token=REDACTED&x=2", r.scrub("https://h/doc.yaml?v=1&access_token=abc123&x=2"))
+	require.Equal(t, "https://h/doc.yaml?sig=REDACTED", r.scrub("https://h/doc.yaml?sig=zzz"))
 }

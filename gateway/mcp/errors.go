@@ -49,6 +49,7 @@ func (e *Error) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.
 // Every string argument is cut to MaxQuoted bytes with an ellipsis
 // (Truncate): error texts quote what the client sent (a header, a method
 // or tool name, a version), and a 500 KB header must not come back whole.
+// An argument of type Verbatim (the operator's own values) is left whole.
 func NewError(code int, format string, args ...any) *Error {
 	for i, a := range args {
 		if s, ok := a.(string); ok && len(s) > MaxQuoted {
@@ -57,6 +58,12 @@ func NewError(code int, format string, args ...any) *Error {
 	}
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// Verbatim marks an argument of NewError that is the operator's, not the
+// client's (a configured path): it is not truncated.
+type Verbatim string
+
+func (v Verbatim) String() string { return string(v) }
 
 // MaxQuoted bounds a client-supplied value quoted back in an error.
 const MaxQuoted = 64

@@ -75,5 +75,5 @@ func (f *Feature) read(r *mcp.Request) (any, error) {
 	if r.Era == mcp.EraStateless {
 		code = mcp.CodeInvalidParams // 2026-07-28 retired -32002
 	}
-	return nil, mcp.NewError(code, "Resource not found: %s", *p.URI).WithData(map[string]string{"uri": *p.URI})
+	return nil, mcp.NewError(code, "Resource not found: %s", *p.URI).WithData(map[string]string{"uri": mcp.Truncate(*p.URI)})
 }

@@ -70,6 +70,8 @@ type Feature struct {
 	calls   *prometheus.CounterVec // outcome
 	current atomic.Pointer[catalog]
 	slots   chan struct{} // nil: unlimited
+	// lastLimiterWarn is when the limiter's failure was last logged (unix ns).
+	lastLimiterWarn atomic.Int64
 }
 
 // New returns the feature with no tools until SetCatalog is called.
@@ -194,9 +196,6 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if !ok {
 		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
 	}
-	if res := f.checkQuota(r); res != nil {
-		return mcp.Pooled(res), nil
-	}
 	if f.slots != nil {
 		t := time.NewTimer(f.cfg.BusyWait)
 		select {
@@ -212,6 +211,10 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 			t.Stop()
 			return nil, mcp.ErrCancelled
 		}
+	}
+	// After the slot: a call turned away busy spends no rate-limit token.
+	if res := f.checkQuota(r); res != nil {
+		return mcp.Pooled(res), nil
 	}
 	debug := r.Enabled(mcp.LevelDebug)
 	if debug {
@@ -275,7 +278,12 @@ func (f *Feature) checkQuota(r *mcp.Request) *mcp.CallToolResult {
 	}
 	d, err := f.limiter.Allow(r.Ctx, r.QuotaKey(), limit)
 	if err != nil {
-		f.log.Warn("rate limiter unavailable; letting the call through", "err", err)
+		// Every call would say it while the limiter's store is down: once
+		// a second is enough.
+		if now := time.Now().UnixNano(); now-f.lastLimiterWarn.Load() > int64(time.Second) {
+			f.lastLimiterWarn.Store(now)
+			f.log.Warn("rate limiter unavailable; letting the call through", "err", err)
+		}
 		return nil
 	}
 	if d.Allowed {

@@ -11,6 +11,8 @@ package call
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,9 +43,29 @@ type redactor struct{ secrets [][]byte }
 
 func newRedactor(cfg Config) redactor {
 	var r redactor
-	add := func(v string) {
-		if v = strings.TrimSpace(v); len(v) >= minSecret && !slices.ContainsFunc(r.secrets, func(s []byte) bool { return string(s) == v }) {
+	one := func(v string) {
+		if len(v) >= minSecret && !slices.ContainsFunc(r.secrets, func(s []byte) bool { return string(s) == v }) {
 			r.secrets = append(r.secrets, []byte(v))
+		}
+	}
+	// Each value as configured, and as a backend may echo it: URL-escaped
+	// (an API key sent in the query), JSON-escaped, and without an auth
+	// scheme ("Bearer X" in a static header: X alone).
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if len(v) < minSecret {
+			return
+		}
+		forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
+		if scheme, cred, ok := strings.Cut(v, " "); ok && len(scheme) < 16 && !strings.ContainsAny(scheme, "=:") {
+			forms = append(forms, strings.TrimSpace(cred))
+		}
+		for _, f := range forms {
+			one(f)
+			if js, err := json.Marshal(f); err == nil {
+				one(string(js[1 : len(js)-1]))
+				one(strings.ReplaceAll(string(js[1:len(js)-1]), "/", `\/`))
+			}
 		}
 	}
 	add(cfg.BearerToken)
@@ -56,6 +78,15 @@ func newRedactor(cfg Config) redactor {
 	// The longest first, so that a secret holding another is replaced whole.
 	slices.SortFunc(r.secrets, func(a, b []byte) int { return len(b) - len(a) })
 	return r
+}
+
+// longest is the length of the longest secret form: an excerpt is read
+// that much past its cap, so that a secret across the cut is redacted too.
+func (r redactor) longest() int {
+	if len(r.secrets) == 0 {
+		return 0
+	}
+	return len(r.secrets[0])
 }
 
 // redact returns b without the secrets: b itself when it holds none, else

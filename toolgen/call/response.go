@@ -360,7 +360,9 @@ func mapMultipart(body []byte, boundary, uri string, depth int) ([]mcp.Content, 
 
 // errorResult maps a non-2xx response.
 func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp.CallToolResult {
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, errorExcerptBytes+1))
+	// Read past the cap by the longest secret: one that straddles the cut
+	// is redacted whole before the excerpt is cut.
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+c.redact.longest())))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
 
 	var b strings.Builder

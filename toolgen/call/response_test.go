@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -464,6 +465,28 @@ func TestNothingSecretComesBack(t *testing.T) {
 	backend := ctNewBackend(t, ctReply(404, "application/json", []byte(`{"error":"no such thing"}`)))
 	res := ctCall(t, ctCaller(t, doc, cfg(backend.URL, ErrorBodyNone)), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
 	require.Equal(t, "backend returned HTTP 404 Not Found for GET /things/1", ctText(res))
+
+	// The forms a backend may echo a value in: URL-escaped, JSON-escaped,
+	// the credential of a static "Bearer X" header alone; and a secret
+	// across the excerpt's cut.
+	const odd = "k+y/9=z&q<1"
+	forms := map[string]string{
+		"url":   url.QueryEscape(odd),
+		"json":  `k+y\/9=z\u0026q\u003c1`,
+		"token": "only-the-token-part",
+	}
+	for name, echoed := range forms {
+		body := `{"x":"` + echoed + `"}`
+		backend := ctNewBackend(t, ctReply(400, "application/json", []byte(body)))
+		c := Config{BaseURL: backend.URL, Headers: map[string]string{"X-Odd": odd, "Authorization": "Bearer only-the-token-part"}}
+		res := ctCall(t, ctCaller(t, doc, c), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+		require.NotContains(t, ctText(res), echoed, name)
+		require.Contains(t, ctText(res), "[redacted]", name)
+	}
+	padded := strings.Repeat("p", errorExcerptBytes-5) + token + " tail"
+	backend = ctNewBackend(t, ctReply(400, "text/plain", []byte(padded)))
+	res = ctCall(t, ctCaller(t, doc, cfg(backend.URL, "")), ctTool(t, doc, "GET", "/things/{id}"), `{"id": "1"}`)
+	require.NotContains(t, ctText(res), token[:5], "no prefix of a secret across the cut")
 }
 
 // A request line or header set over the bounds is a tool error naming the
