@@ -19,8 +19,8 @@ type sessionCache struct {
 	// endedFor is how long an ended session is remembered: longer than
 	// any store call that started before the end can take.
 	endedFor time.Duration
-	mu     sync.Mutex
-	m      map[string]cachedSession
+	mu       sync.Mutex
+	m        map[string]cachedSession
 	// ended remembers sessions that ended here or elsewhere, so that a
 	// lookup racing the end cannot put the record back.
 	ended map[string]time.Time
