@@ -197,20 +197,13 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
 	}
 	if f.slots != nil {
-		t := time.NewTimer(f.cfg.BusyWait)
-		select {
-		case f.slots <- struct{}{}:
-			t.Stop()
-			defer func() { <-f.slots }()
-		case <-t.C:
+		if !f.takeSlot(r) {
 			f.calls.WithLabelValues("busy").Inc()
 			res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
 			res.ResultMeta = retryAfter(r, 1)
 			return mcp.Pooled(res), nil
-		case <-r.Ctx.Done():
-			t.Stop()
-			return nil, mcp.ErrCancelled
 		}
+		defer func() { <-f.slots }()
 	}
 	// After the slot: a call turned away busy spends no rate-limit token.
 	if res := f.checkQuota(r); res != nil {
@@ -267,6 +260,27 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	res.SetMeta(r.StampResult(false))
 	return res, nil
+}
+
+// takeSlot takes a running-call slot: at once when one is free (the
+// common case costs no timer), else waiting up to BusyWait. It reports
+// false when none came free, or the request ended meanwhile.
+func (f *Feature) takeSlot(r *mcp.Request) bool {
+	select {
+	case f.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(f.cfg.BusyWait)
+	defer t.Stop()
+	select {
+	case f.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-r.Ctx.Done():
+		return false
+	}
 }
 
 // checkQuota applies the tool-call limit; a denial is a tool result the
