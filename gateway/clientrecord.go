@@ -10,7 +10,6 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
@@ -37,7 +36,7 @@ func trimClientInfo(raw json.RawMessage) json.RawMessage {
 		switch k := string(key); k {
 		case "name", "title", "version":
 			if s, ok := jsonlex.String(val); ok {
-				out[k] = cutString(s, maxInfoField)
+				out[k] = mcp.TruncateTo(s, maxInfoField, "")
 			}
 		}
 		return nil
@@ -92,15 +91,4 @@ func trimCapabilities(raw json.RawMessage) json.RawMessage {
 		delete(caps, names[len(names)-1])
 		names = names[:len(names)-1]
 	}
-}
-
-// cutString cuts s to n bytes on a rune boundary.
-func cutString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

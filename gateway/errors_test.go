@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -48,7 +49,7 @@ func TestTranslate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			logs.Reset()
-			s.logLimit = logLimiter{} // each case is the first of its kind
+			s.logLimit = lograte.Limiter{} // each case is the first of its kind
 			got := s.translate(context.Background(), "test", tc.err)
 			require.Equal(t, tc.status, got.Status)
 			require.Equal(t, tc.code, got.Code)
@@ -62,7 +63,7 @@ func TestTranslate(t *testing.T) {
 	}
 	// An outage fails every request: its line is written once a second.
 	logs.Reset()
-	s.logLimit = logLimiter{}
+	s.logLimit = lograte.Limiter{}
 	down := fmt.Errorf("%w: dial tcp: refused", sessions.ErrUnavailable)
 	for range 100 {
 		s.translate(context.Background(), "test", down)

@@ -128,14 +128,14 @@ func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string) (si
 	}
 	sid, event, ok := strings.Cut(lastEventID, ":")
 	if !ok || event == "" {
-		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued by this server", truncate(lastEventID))
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued by this server", mcp.Truncate(lastEventID))
 	}
 	sess, err := s.lookupSession(ctx, sid)
 	if err != nil {
 		return "", "", false, err
 	}
 	if sess.Transport != sessions.TransportSSE {
-		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", truncate(lastEventID))
+		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", mcp.Truncate(lastEventID))
 	}
 	if event == logStart {
 		cursor = "" // from the first retained event

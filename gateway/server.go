@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
 	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
+	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/quota"
@@ -239,7 +240,7 @@ type Server struct {
 	bgRunning  map[string]int
 
 	// logLimit holds back repeated failure lines (logLimited).
-	logLimit logLimiter
+	logLimit lograte.Limiter
 	// backgroundStore names the store calls running in the background
 	// (touches, refreshes), one per key at a time.
 	backgroundStore sync.Map

@@ -172,7 +172,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	}
 	if !mcp.IsStatelessVersion(want) {
 		return reject(http.StatusBadRequest, mcp.CodeUnsupportedProtocolVer, "Unsupported protocol version").
-			WithData(map[string]any{"supported": mcp.SupportedVersions, "requested": truncate(want)})
+			WithData(map[string]any{"supported": mcp.SupportedVersions, "requested": mcp.Truncate(want)})
 	}
 	if msg.isResponse() {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: clients do not send responses in %s", want)

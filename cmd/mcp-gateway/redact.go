@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
-	"slices"
-	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
+	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 )
 
 // userInfo matches the user information of a URL (scheme://user:pass@):
@@ -22,43 +22,34 @@ var userInfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@"']+@`)
 var secretParam = regexp.MustCompile(`(?i)([?&][a-z0-9_.-]*(token|key|secret|password|passwd|sig|signature|auth|credential)[a-z0-9_.-]*=)[^&\s"'#]+`)
 
 // redactor scrubs what the gateway writes to its log and to stderr: URL
-// user information, and the configured credential values.
-type redactor struct{ secrets []string }
+// user information, credential query parameters, and the configured
+// credential values (internal/redact). The zero redactor knows no values.
+type redactor struct{ secrets *redact.Set }
 
-// newRedactor collects the configured secrets (values shorter than 6
-// characters are not treated as secrets: replacing them would garble the
-// log).
+// newRedactor collects the configured secrets.
 func newRedactor(cfg *config) redactor {
-	var r redactor
-	add := func(v string) {
-		if v = strings.TrimSpace(v); len(v) >= 6 && !slices.Contains(r.secrets, v) {
-			r.secrets = append(r.secrets, v)
-		}
-	}
-	add(cfg.BackendBearerToken)
-	add(cfg.RedisPassword)
+	values := []string{cfg.BackendBearerToken, cfg.RedisPassword}
 	for _, f := range []string{cfg.BackendBearerFile, cfg.RedisPasswordFile} {
 		if f != "" {
 			if b, err := os.ReadFile(f); err == nil {
-				add(string(b))
+				values = append(values, string(b))
 			}
 		}
 	}
 	for _, v := range cfg.BackendAPIKeys {
-		add(v)
+		values = append(values, v)
 	}
 	for _, v := range cfg.BackendHeaders {
-		add(v)
+		values = append(values, v)
 	}
-	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
-	return r
+	return redactor{secrets: redact.New(values...)}
 }
 
 func (r redactor) scrub(s string) string {
 	s = userInfo.ReplaceAllString(s, "${1}REDACTED@")
 	s = secretParam.ReplaceAllString(s, "${1}REDACTED")
-	for _, v := range r.secrets {
-		s = strings.ReplaceAll(s, v, "[redacted]")
+	if r.secrets != nil {
+		s = r.secrets.String(s)
 	}
 	return s
 }
@@ -127,23 +118,15 @@ func (h redactingHandler) WithGroup(name string) slog.Handler {
 // redisLog routes go-redis's own log lines (one per failed dial: a flood
 // while Redis is down) into the gateway's log, at most one a second.
 type redisLog struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	last time.Time
-	held int
+	log   *slog.Logger
+	limit lograte.Limiter
 }
 
 func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
-	l.mu.Lock()
-	now := time.Now()
-	if now.Sub(l.last) < time.Second {
-		l.held++
-		l.mu.Unlock()
+	ok, held := l.limit.Allow("redis", time.Now())
+	if !ok {
 		return
 	}
-	held := l.held
-	l.last, l.held = now, 0
-	l.mu.Unlock()
 	args := []any{}
 	if held > 0 {
 		args = append(args, "suppressed", held)

@@ -69,15 +69,18 @@ func (v Verbatim) String() string { return string(v) }
 const MaxQuoted = 64
 
 // Truncate cuts s to MaxQuoted bytes (on a rune boundary) with an ellipsis.
-func Truncate(s string) string {
-	if len(s) <= MaxQuoted {
+func Truncate(s string) string { return TruncateTo(s, MaxQuoted, "…") }
+
+// TruncateTo cuts s to at most n bytes on a rune boundary and appends
+// mark when it cut anything.
+func TruncateTo(s string, n int, mark string) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:cut] + "…"
+	return s[:n] + mark
 }
 
 // WithStatus sets the HTTP status the error answers with when it is the

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
@@ -64,14 +65,13 @@ type catalog struct {
 
 // Feature serves tools/list and tools/call.
 type Feature struct {
-	cfg     Config
-	limiter quota.Limiter
-	log     *slog.Logger
-	calls   *prometheus.CounterVec // outcome
-	current atomic.Pointer[catalog]
-	slots   chan struct{} // nil: unlimited
-	// lastLimiterWarn is when the limiter's failure was last logged (unix ns).
-	lastLimiterWarn atomic.Int64
+	cfg      Config
+	limiter  quota.Limiter
+	log      *slog.Logger
+	calls    *prometheus.CounterVec // outcome
+	current  atomic.Pointer[catalog]
+	slots    chan struct{}   // nil: unlimited
+	logLimit lograte.Limiter // the limiter's failures, once a second
 }
 
 // New returns the feature with no tools until SetCatalog is called.
@@ -294,9 +294,12 @@ func (f *Feature) checkQuota(r *mcp.Request) *mcp.CallToolResult {
 	if err != nil {
 		// Every call would say it while the limiter's store is down: once
 		// a second is enough.
-		if now := time.Now().UnixNano(); now-f.lastLimiterWarn.Load() > int64(time.Second) {
-			f.lastLimiterWarn.Store(now)
-			f.log.Warn("rate limiter unavailable; letting the call through", "err", err)
+		if ok, held := f.logLimit.Allow("limiter", time.Now()); ok {
+			args := []any{"err", err}
+			if held > 0 {
+				args = append(args, "suppressed", held)
+			}
+			f.log.Warn("rate limiter unavailable; letting the call through", args...)
 		}
 		return nil
 	}

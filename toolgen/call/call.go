@@ -49,6 +49,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -84,9 +85,9 @@ type Caller struct {
 	apiKeys  map[string]string
 	bearer   string
 	always   bool
-	redact   redactor
-	errBody  string // Config.ErrorBody
-	maxURL   int    // Config.MaxRequestURLBytes
+	redact   *redact.Set // the configured credentials
+	errBody  string      // Config.ErrorBody
+	maxURL   int         // Config.MaxRequestURLBytes
 
 	validation openapi3filter.Options
 	plans      sync.Map // *toolgen.Binding → *planEntry
@@ -104,7 +105,7 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		maxBytes: cfg.MaxResponseBytes,
 		bearer:   cfg.BearerToken,
 		always:   cfg.BearerAlways,
-		redact:   newRedactor(cfg),
+		redact:   credentials(cfg),
 		errBody:  cfg.ErrorBody,
 		maxURL:   cfg.MaxRequestURLBytes,
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
@@ -548,14 +547,7 @@ type argError struct {
 const maxArgMessage = 512
 
 func (e *argError) Error() string {
-	msg := e.msg
-	if len(msg) > maxArgMessage {
-		cut := maxArgMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
+	msg := mcp.TruncateTo(e.msg, maxArgMessage, "…")
 	if e.arg == "" {
 		return "invalid arguments: " + msg
 	}

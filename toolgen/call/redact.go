@@ -10,12 +10,10 @@ package call
 // frames, file paths, internal addresses or credentials.
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/url"
 	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 )
 
 // The backend_error_body modes.
@@ -30,75 +28,16 @@ func ValidErrorBody(mode string) bool {
 	return mode == ErrorBodyExcerpt || mode == ErrorBodyAll || mode == ErrorBodyNone
 }
 
-// redactedMark replaces a credential value.
-var redactedMark = []byte("[redacted]")
-
-// minSecret: shorter configured values are not redacted (a header such
-// as "X-Version: 2" is no secret, and replacing every "2" would garble
-// the data).
-const minSecret = 6
-
-// redactor replaces the configured credential values.
-type redactor struct{ secrets [][]byte }
-
-func newRedactor(cfg Config) redactor {
-	var r redactor
-	one := func(v string) {
-		if len(v) >= minSecret && !slices.ContainsFunc(r.secrets, func(s []byte) bool { return string(s) == v }) {
-			r.secrets = append(r.secrets, []byte(v))
-		}
-	}
-	// Each value as configured, and as a backend may echo it: URL-escaped
-	// (an API key sent in the query), JSON-escaped, and without an auth
-	// scheme ("Bearer X" in a static header: X alone).
-	add := func(v string) {
-		v = strings.TrimSpace(v)
-		if len(v) < minSecret {
-			return
-		}
-		forms := []string{v, url.QueryEscape(v), url.PathEscape(v)}
-		if scheme, cred, ok := strings.Cut(v, " "); ok && len(scheme) < 16 && !strings.ContainsAny(scheme, "=:") {
-			forms = append(forms, strings.TrimSpace(cred))
-		}
-		for _, f := range forms {
-			one(f)
-			if js, err := json.Marshal(f); err == nil {
-				one(string(js[1 : len(js)-1]))
-				one(strings.ReplaceAll(string(js[1:len(js)-1]), "/", `\/`))
-			}
-		}
-	}
-	add(cfg.BearerToken)
+// credentials is the set of configured credential values (internal/redact).
+func credentials(cfg Config) *redact.Set {
+	values := []string{cfg.BearerToken}
 	for _, v := range cfg.APIKeys {
-		add(v)
+		values = append(values, v)
 	}
 	for _, v := range cfg.Headers {
-		add(v)
+		values = append(values, v)
 	}
-	// The longest first, so that a secret holding another is replaced whole.
-	slices.SortFunc(r.secrets, func(a, b []byte) int { return len(b) - len(a) })
-	return r
-}
-
-// longest is the length of the longest secret form: an excerpt is read
-// that much past its cap, so that a secret across the cut is redacted too.
-func (r redactor) longest() int {
-	if len(r.secrets) == 0 {
-		return 0
-	}
-	return len(r.secrets[0])
-}
-
-// redact returns b without the secrets: b itself when it holds none, else
-// a copy (b may be a pooled buffer; the caller keeps owning it).
-func (r redactor) redact(b []byte) []byte {
-	out := b
-	for _, s := range r.secrets {
-		if bytes.Contains(out, s) {
-			out = bytes.ReplaceAll(out, s, redactedMark)
-		}
-	}
-	return out
+	return redact.New(values...)
 }
 
 // leakyLine matches lines an error excerpt drops: stack frames (Go, Java,

@@ -87,7 +87,7 @@ func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.R
 	if err != nil {
 		return nil, err
 	}
-	if clean := c.redact.redact(body); len(body) > 0 && &clean[0] != &body[0] {
+	if clean := c.redact.Bytes(body); len(body) > 0 && &clean[0] != &body[0] {
 		// A credential came back: the result is made of the cleaned copy.
 		putBodyBuffer(body)
 		res, _ := p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), clean, publicURL)
@@ -362,7 +362,7 @@ func mapMultipart(body []byte, boundary, uri string, depth int) ([]mcp.Content, 
 func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp.CallToolResult {
 	// Read past the cap by the longest secret: one that straddles the cut
 	// is redacted whole before the excerpt is cut.
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+c.redact.longest())))
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+c.redact.Longest())))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
 
 	var b strings.Builder
@@ -380,7 +380,7 @@ func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp
 	}
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
 	if forward && len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
-		text := scrubExcerpt(sanitizeExcerpt(c.redact.redact([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
+		text := scrubExcerpt(sanitizeExcerpt(c.redact.Bytes([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
 		if text != "" {
 			b.WriteString(": ")
 			b.WriteString(text)
