@@ -18,9 +18,7 @@ import (
 
 // legacyStream is a 2024-11-05 client's event stream.
 type legacyStream struct {
-	cancel      context.CancelFunc
-	resp        *http.Response
-	events      chan sseEvent
+	*sseClient
 	endpoint    string // the endpoint event's URL, as a path and query
 	rawEndpoint string // as the event said it
 	endpointID  string
@@ -31,19 +29,8 @@ func (g *testGateway) base() string { return strings.TrimSuffix(g.url, g.srv.cfg
 
 func (g *testGateway) openLegacy(t *testing.T, lastEventID string) *legacyStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.base()+g.srv.cfg.LegacySSEPath, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", "text/event-stream")
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, 200, resp.StatusCode)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	s := &legacyStream{cancel: cancel, resp: resp, events: readSSE(resp.Body)}
-	t.Cleanup(s.close)
+	c, req := openSSE(t, g.base()+g.srv.cfg.LegacySSEPath, map[string]string{"Last-Event-ID": lastEventID})
+	s := &legacyStream{sseClient: c}
 	ev := s.next(t)
 	require.Equal(t, "endpoint", ev.name, "the first event names the messages endpoint")
 	require.NotEmpty(t, ev.id, "the endpoint event is resumable")
@@ -56,23 +43,9 @@ func (g *testGateway) openLegacy(t *testing.T, lastEventID string) *legacyStream
 	return s
 }
 
-func (s *legacyStream) close() { s.cancel(); s.resp.Body.Close() }
-
 func (s *legacyStream) sessionID() string {
 	_, sid, _ := strings.Cut(s.endpoint, "sessionId=")
 	return sid
-}
-
-func (s *legacyStream) next(t *testing.T) sseEvent {
-	t.Helper()
-	select {
-	case ev, ok := <-s.events:
-		require.True(t, ok, "stream ended")
-		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event within 5s")
-	}
-	return sseEvent{}
 }
 
 // response waits for the response with the given id, skipping notifications.

@@ -56,14 +56,22 @@ func readSSE(body io.Reader) chan sseEvent {
 
 func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient {
 	t.Helper()
+	c, _ := openSSE(t, g.url, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25", "Last-Event-ID": lastEventID})
+	return c
+}
+
+// openSSE GETs an event stream (headers with an empty value are left
+// out), requires it to open, and returns it with its request.
+func openSSE(t *testing.T, url string, headers map[string]string) (*sseClient, *http.Request) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -71,7 +79,7 @@ func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient 
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	c := &sseClient{resp: resp, cancel: cancel, events: readSSE(resp.Body)}
 	t.Cleanup(c.close)
-	return c
+	return c, req
 }
 
 func (c *sseClient) close() { c.cancel(); c.resp.Body.Close() }
