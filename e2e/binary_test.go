@@ -90,10 +90,15 @@ func startGateway(t *testing.T, args ...string) *process {
 		require.GreaterOrEqual(t, i, 0, "startup line names the MCP URL: %q", line)
 		p.url = strings.TrimSpace(line[i:])
 	case <-p.exited:
-		t.Fatalf("gateway exited early: %v\n%s", p.waitErr, p.stderr)
+		t.Fatalf("gateway exited early: %v\n%s", p.waitErr, stderrOf(p))
 	case <-time.After(30 * time.Second):
-		t.Fatalf("gateway did not start:\n%s", p.stderr)
+		t.Fatalf("gateway did not start:\n%s", stderrOf(p))
 	}
+	// stderr reaches the test through exec's copying goroutine, so the
+	// startup line on stdout can overtake the startup log: wait for the
+	// line logged after it, so callers see every startup warning.
+	require.Eventually(t, func() bool { return strings.Contains(stderrOf(p), "msg=listening") }, 10*time.Second, 5*time.Millisecond,
+		"the startup log ends with the listening line")
 	return p
 }
 
