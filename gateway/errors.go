@@ -89,6 +89,7 @@ func storeError(err error) error {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, id []byte, err error) {
 	rerr := s.translate(r.Context(), r.Method+" "+r.URL.Path, err)
 	status := rerr.Status
+	setErrorHeaders(w, rerr)
 	switch {
 	case status != 0:
 	case rerr.Code == mcp.CodeInternalError:

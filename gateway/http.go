@@ -9,10 +9,37 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Handler returns the gateway's HTTP handler: the MCP endpoint at the mount
-// path, the 2024-11-05 transport's two endpoints, /healthz and /readyz, and the extra routes given (e.g. /metrics).
-// This is the only place echo appears.
+// Handler returns the gateway's HTTP handler: the MCP routes (MCPHandler)
+// and the admin routes (AdminHandler: /healthz, /readyz and the extra
+// routes given, e.g. /metrics) on one listener.
 func (s *Server) Handler(extra map[string]http.Handler) http.Handler {
+	e := s.newEcho()
+	s.mcpRoutes(e)
+	s.adminRoutes(e, extra)
+	return e
+}
+
+// MCPHandler serves only what MCP clients use: the MCP endpoint at the
+// mount path, the 2024-11-05 transport's two endpoints and the protected
+// resource metadata. With an admin listener, this is what the public one
+// serves.
+func (s *Server) MCPHandler() http.Handler {
+	e := s.newEcho()
+	s.mcpRoutes(e)
+	return e
+}
+
+// AdminHandler serves /healthz, /readyz and the extra routes given, for a
+// listener MCP clients cannot reach.
+func (s *Server) AdminHandler(extra map[string]http.Handler) http.Handler {
+	e := s.newEcho()
+	s.adminRoutes(e, extra)
+	return e
+}
+
+// newEcho is an echo instance answering its own errors in JSON. This
+// file is the only place echo appears.
+func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -31,11 +58,27 @@ func (s *Server) Handler(extra map[string]http.Handler) http.Handler {
 		}
 		_ = c.JSON(status, map[string]string{"error": msg})
 	}
+	return e
+}
+
+func (s *Server) mcpRoutes(e *echo.Echo) {
 	e.Any(s.cfg.MountPath, echo.WrapHandler(s))
 	if !s.cfg.DisableLegacySSE {
 		e.Any(s.cfg.LegacySSEPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacySSE)))
 		e.Any(s.cfg.LegacyMessagesPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacyMessage)))
 	}
+	if s.prm != nil {
+		// RFC 9728: at the well-known path, and with the resource's path
+		// appended, where clients of the 2025-06-18 revision look first.
+		e.Any(ResourceMetadataPath, echo.WrapHandler(s.prm))
+		e.Any(ResourceMetadataPath+s.cfg.MountPath, echo.WrapHandler(s.prm))
+	}
+}
+
+// ResourceMetadataPath is where the protected resource metadata is served.
+const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+func (s *Server) adminRoutes(e *echo.Echo, extra map[string]http.Handler) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -50,5 +93,4 @@ func (s *Server) Handler(extra map[string]http.Handler) http.Handler {
 	for path, h := range extra {
 		e.Any(path, echo.WrapHandler(h))
 	}
-	return e
 }

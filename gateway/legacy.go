@@ -49,6 +49,10 @@ func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	if err := s.openLegacyStream(w, r); err != nil {
 		s.fail(w, r, nil, err)
 	}
@@ -64,7 +68,7 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 	}
 	ctx := r.Context()
 	owner := newSessionID()[:16] // this stream's claim on the session
-	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID), owner)
+	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID), owner, principalOf(ctx), s.clientOf(r))
 	if err != nil {
 		return err
 	}
@@ -116,11 +120,17 @@ func (s *Server) legacyEndpoint() string {
 // legacyStart creates the session a new stream carries, or finds the one
 // a reconnecting client's Last-Event-ID ("session:event") names; either
 // way the stream (owner) claims it.
-func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string) (sid, cursor string, gap bool, err error) {
+func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string, p *mcp.Principal, client string) (sid, cursor string, gap bool, err error) {
+	subject := subjectOf(p)
 	if lastEventID == "" {
 		now := time.Now()
-		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner, CreatedAt: now, LastSeen: now}
+		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner,
+			Principal: s.boundSubject(p), Client: (&mcp.Request{Principal: p, Client: client}).Identity(), CreatedAt: now, LastSeen: now}
+		if err := s.admitSession(ctx, sess.Client, sess.ID); err != nil {
+			return "", "", false, err
+		}
 		if err := s.store.Create(ctx, sess); err != nil {
+			s.releaseSession(context.WithoutCancel(ctx), sess.Client, sess.ID)
 			return "", "", false, storeError(err)
 		}
 		s.metrics.sessions.Inc()
@@ -133,6 +143,9 @@ func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string) (si
 	sess, err := s.lookupSession(ctx, sid)
 	if err != nil {
 		return "", "", false, err
+	}
+	if s.auth != nil && sess.Principal != subject {
+		return "", "", false, reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: this session was opened by another principal")
 	}
 	if sess.Transport != sessions.TransportSSE {
 		return "", "", false, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued on this transport", mcp.Truncate(lastEventID))
@@ -206,6 +219,10 @@ func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	if err := s.takeLegacyMessage(w, r); err != nil {
 		s.fail(w, r, nil, err)
 	}
@@ -231,6 +248,9 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 	}
 	sess, err := s.lookupSession(r.Context(), sid)
 	if err != nil {
+		return err
+	}
+	if err := s.checkSessionPrincipal(r, sess); err != nil {
 		return err
 	}
 	if sess.Transport != sessions.TransportSSE {

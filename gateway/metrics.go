@@ -16,6 +16,10 @@ type metrics struct {
 	duration   *prometheus.HistogramVec // era, method
 	sessions   prometheus.Counter
 	openStream prometheus.Gauge
+	// authFailures counts requests refused by authentication (401/400).
+	authFailures prometheus.Counter
+	// sessionsRefused counts initialize requests over a session cap.
+	sessionsRefused *prometheus.CounterVec // scope
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -37,9 +41,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcpgw_open_streams",
 			Help: "Long-lived SSE streams (GET push streams and subscriptions/listen) open on this replica.",
 		}),
+		authFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcpgw_auth_failures_total",
+			Help: "Requests refused by authentication: no token, or an invalid one (401, 400).",
+		}),
+		sessionsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgw_sessions_refused_total",
+			Help: "initialize requests refused because a session cap was reached, by cap (per_client, total).",
+		}, []string{"scope"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.sessions, m.openStream)
+		reg.MustRegister(m.requests, m.duration, m.sessions, m.openStream, m.authFailures, m.sessionsRefused)
 	}
 	return m
 }

@@ -183,6 +183,7 @@ func (s *sseWriter) retry(ms int) error {
 func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *mcp.Error) {
 	if rerr != nil && rerr.Status != 0 {
 		status = rerr.Status
+		setErrorHeaders(w, rerr)
 	}
 	buf := getBuf()
 	defer putBuf(buf)
@@ -203,6 +204,14 @@ func (s *Server) encodeResponse(b []byte, id json.RawMessage, result any, rerr *
 		return data, false
 	}
 	return data, true
+}
+
+// setErrorHeaders sends the headers an error carries for when it is the
+// whole response.
+func setErrorHeaders(w http.ResponseWriter, rerr *mcp.Error) {
+	for k, v := range rerr.Header {
+		w.Header().Set(k, v)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

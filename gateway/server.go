@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/completion"
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
@@ -108,6 +110,19 @@ type Config struct {
 	// was lost thus answers at most one more request per replica while
 	// the store answers. Zero means 2s.
 	SessionCacheTTL time.Duration
+	// IdentityHeader, when set, names a header (X-Forwarded-For, say)
+	// whose first value is an unauthenticated caller's identity instead of
+	// the remote address. Only a proxy that strips it from untrusted
+	// traffic makes this safe.
+	IdentityHeader string
+	// MaxSessionsPerClient caps the open sessions of one caller identity
+	// (mcp.Request.Identity); initialize beyond it gets 429. Zero: no cap.
+	MaxSessionsPerClient int
+	// MaxSessions caps the open sessions of the whole deployment (every
+	// replica sharing the store). Zero: no cap.
+	MaxSessions int
+	// Policy is who may see and call which tool, and how much.
+	Policy tools.Policy
 }
 
 func (c Config) withDefaults() Config {
@@ -169,8 +184,21 @@ type Deps struct {
 	Store sessions.Store
 	// Bus carries wake-up hints; nil means a pubsub.Memory.
 	Bus pubsub.Bus
-	// Limiter enforces Config.ToolCallLimit; nil means a quota.Memory.
-	Limiter quota.Limiter
+	// Gate enforces Config.ToolCallLimit and Config.Policy's limits and
+	// quotas; nil means a quota.MemoryGate.
+	Gate quota.Gate
+	// Sessions counts open sessions for MaxSessionsPerClient and
+	// MaxSessions; nil means a quota.MemorySessionCounter.
+	Sessions quota.SessionCounter
+	// Auth authenticates every request to an MCP endpoint; nil means no
+	// authentication (every caller is anonymous).
+	Auth Authenticator
+	// ResourceMetadata, when set, is served at
+	// /.well-known/oauth-protected-resource and at that path + MountPath
+	// (RFC 9728).
+	ResourceMetadata http.Handler
+	// Audit receives one record per tools/call; nil means none.
+	Audit *audit.Writer
 	// Logger receives the gateway's own log; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, receives the gateway's Prometheus collectors.
@@ -199,7 +227,11 @@ type Server struct {
 	cfg     Config
 	store   sessions.Store
 	bus     pubsub.Bus
-	limiter quota.Limiter
+	gate    quota.Gate
+	counter quota.SessionCounter
+	auth    Authenticator
+	prm     http.Handler
+	audit   *audit.Writer
 	log     *slog.Logger
 	origin  originPolicy
 
@@ -308,7 +340,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg:        cfg,
 		store:      deps.Store,
 		bus:        deps.Bus,
-		limiter:    deps.Limiter,
+		gate:       deps.Gate,
+		counter:    deps.Sessions,
+		auth:       deps.Auth,
+		prm:        deps.ResourceMetadata,
+		audit:      deps.Audit,
 		log:        deps.Logger,
 		origin:     origin,
 		inflight:   map[inflightKey]*inflightCall{},
@@ -328,18 +364,31 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.bus == nil {
 		s.bus = pubsub.NewMemory()
 	}
-	if s.limiter == nil {
-		s.limiter = quota.NewMemory()
+	if s.gate == nil {
+		s.gate = quota.NewMemoryGate()
 	}
-	s.limiter = timeoutLimiter{Limiter: s.limiter, d: cfg.StoreTimeout}
+	s.gate = timeoutGate{Gate: s.gate, d: cfg.StoreTimeout}
+	if s.counter == nil && (cfg.MaxSessionsPerClient > 0 || cfg.MaxSessions > 0) {
+		s.counter = quota.NewMemorySessionCounter()
+	}
+	if s.counter != nil {
+		s.counter = timeoutCounter{SessionCounter: s.counter, d: cfg.StoreTimeout}
+	}
+	if s.audit != nil {
+		// First in the chain: it sees what every other middleware decided.
+		s.middleware = append([]mcp.Middleware{s.auditMiddleware}, s.middleware...)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.stamper = &mcp.Stamper{ListTTL: cfg.ListTTL, ServerMeta: map[string]any{"io.modelcontextprotocol/serverInfo": s.serverInfo()}}
 	s.cache.endedFor = 2 * max(cfg.SessionCacheTTL, cfg.StoreTimeout)
 	s.registerOwn()
-	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls},
-		tools.Deps{Limiter: s.limiter, Logger: s.log, Metrics: deps.Metrics})
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy},
+		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics})
 	s.tools.Register(router{s})
 	resources.New().Register(router{s})
 	prompts.New().Register(router{s})

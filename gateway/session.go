@@ -79,10 +79,16 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 		ProtocolVersion: mcp.NegotiateVersion(*p.ProtocolVersion),
 		ClientInfo:      p.ClientInfo,
 		Capabilities:    p.Capabilities,
+		Principal:       s.boundSubject(r.Principal),
+		Client:          r.Identity(),
 		CreatedAt:       now,
 		LastSeen:        now,
 	}
+	if err := s.admitSession(r.Ctx, sess.Client, sess.ID); err != nil {
+		return nil, err
+	}
 	if err := s.store.Create(r.Ctx, sess); err != nil {
+		s.releaseSession(context.WithoutCancel(r.Ctx), sess.Client, sess.ID)
 		return nil, storeError(err)
 	}
 	s.metrics.sessions.Inc()

@@ -74,15 +74,28 @@ func (t timeoutStore) Ping(ctx context.Context) error {
 	return t.Store.Ping(ctx)
 }
 
-// timeoutLimiter bounds every rate-limiter call by d: a stalled Redis lets
-// the call through (the feature fails open) after d, not after seconds.
-type timeoutLimiter struct {
-	quota.Limiter
+// timeoutGate bounds every rate-limit and quota check by d: after d a
+// stalled Redis lets a rate-limited call through (the feature fails open)
+// and refuses a call under a quota (quotas fail closed), not after seconds.
+type timeoutGate struct {
+	quota.Gate
 	d time.Duration
 }
 
-func (t timeoutLimiter) Allow(ctx context.Context, key string, limit quota.Limit) (quota.Decision, error) {
+func (t timeoutGate) Admit(ctx context.Context, a quota.Admission) (quota.Verdict, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.d)
 	defer cancel()
-	return t.Limiter.Allow(ctx, key, limit)
+	return t.Gate.Admit(ctx, a)
+}
+
+// timeoutCounter bounds the session counter's calls by d.
+type timeoutCounter struct {
+	quota.SessionCounter
+	d time.Duration
+}
+
+func (t timeoutCounter) Open(ctx context.Context, client, id string, perClient, total int, ttl time.Duration) (bool, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.SessionCounter.Open(ctx, client, id, perClient, total, ttl)
 }

@@ -47,6 +47,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		s.servePOST(w, r)
@@ -194,7 +198,8 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		Method:        msg.Method,
 		Params:        msg.Params,
 		LogLevel:      mcp.LevelOff,
-		Client:        remoteHost(r),
+		Client:        s.clientOf(r),
+		Principal:     principalOf(r.Context()),
 		Meta:          meta.Meta,
 		ProgressToken: meta.fields.ProgressToken,
 		Stamp:         s.stamper,
@@ -253,7 +258,7 @@ func (s *Server) serveIncompleteModern(w http.ResponseWriter, r *http.Request, m
 	}
 	if _, ok := s.lookup(msg.Method, mcp.EraStateless); !ok && msg.isRequest() {
 		req := &mcp.Request{Ctx: r.Context(), Era: mcp.EraStateless, Version: mcp.Version20260728, ID: msg.ID,
-			Method: msg.Method, Params: msg.Params, LogLevel: mcp.LevelOff, Client: remoteHost(r), Stamp: s.stamper}
+			Method: msg.Method, Params: msg.Params, LogLevel: mcp.LevelOff, Client: s.clientOf(r), Principal: principalOf(r.Context()), Stamp: s.stamper}
 		s.answerPOST(w, req, s.notFound)
 		return nil
 	}
@@ -318,13 +323,14 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 	}
 	m, _ := s.lookup("initialize", mcp.EraSession)
 	req := &mcp.Request{
-		Ctx:      r.Context(),
-		Era:      mcp.EraSession,
-		ID:       msg.ID,
-		Method:   msg.Method,
-		Params:   msg.Params,
-		LogLevel: mcp.LevelOff,
-		Client:   remoteHost(r),
+		Ctx:       r.Context(),
+		Era:       mcp.EraSession,
+		ID:        msg.ID,
+		Method:    msg.Method,
+		Params:    msg.Params,
+		LogLevel:  mcp.LevelOff,
+		Client:    s.clientOf(r),
+		Principal: principalOf(r.Context()),
 	}
 	res, err := m.handle(req)
 	if err != nil {
@@ -418,6 +424,7 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 		return true
 	}
 	s.cache.touched(sess.ID, now)
+	s.refreshSessionCount(ctx, sess.Client, sess.ID)
 	return true
 }
 
@@ -454,6 +461,11 @@ func (s *Server) sessionFor(r *http.Request, sid string) (*sessions.Session, err
 		return nil, err
 	}
 	sess, err := s.lookupSession(r.Context(), sid)
+	if err == nil {
+		if err := s.checkSessionPrincipal(r, sess); err != nil {
+			return nil, err
+		}
+	}
 	if err == nil && sess.Transport == sessions.TransportSSE {
 		return nil, reject(http.StatusBadRequest, mcp.CodeInvalidRequest,
 			"Bad Request: session %s belongs to the 2024-11-05 HTTP+SSE transport; POST its messages to %s", sid, mcp.Verbatim(s.cfg.LegacyMessagesPath))
@@ -509,7 +521,8 @@ func (s *Server) sessionRequest(r *http.Request, sess *sessions.Session, msg *me
 		ClientCaps: sess.Capabilities,
 		ClientInfo: sess.ClientInfo,
 		SessionID:  sess.ID,
-		Client:     remoteHost(r),
+		Client:     s.clientOf(r),
+		Principal:  principalOf(r.Context()),
 		ID:         msg.ID,
 		Method:     msg.Method,
 		Params:     msg.Params,
@@ -716,6 +729,16 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	if !validSessionID(sid) {
 		return sessions.ErrNotFound
 	}
+	if s.auth != nil {
+		// Only its own principal ends a session.
+		sess, err := s.lookupSession(r.Context(), sid)
+		if err != nil {
+			return err
+		}
+		if err := s.checkSessionPrincipal(r, sess); err != nil {
+			return err
+		}
+	}
 	if err := s.deleteSession(r.Context(), sid); err != nil {
 		return err
 	}
@@ -726,6 +749,12 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 // deleteSession ends a session: its record and log go, every replica
 // drops its cached copy and ends the session's streams.
 func (s *Server) deleteSession(ctx context.Context, sid string) error {
+	if s.counter != nil {
+		// The session stops counting against its client's cap.
+		if sess, err := s.lookupSession(ctx, sid); err == nil {
+			defer s.releaseSession(context.WithoutCancel(ctx), sess.Client, sid)
+		}
+	}
 	err := s.store.Delete(ctx, sid)
 	s.cache.end(sid, time.Now())
 	if err != nil {

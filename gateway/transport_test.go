@@ -424,7 +424,7 @@ func TestMetricsCountRequestsAndToolCalls(t *testing.T) {
 	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getNote","arguments":{"id":999}}}`)
 	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"no/such"}`)
 	require.NoError(t, testutil.CollectAndCompare(reg, strings.NewReader(`
-# HELP mcpgw_tool_calls_total tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), cancelled.
+# HELP mcpgw_tool_calls_total tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.
 # TYPE mcpgw_tool_calls_total counter
 mcpgw_tool_calls_total{outcome="ok"} 1
 mcpgw_tool_calls_total{outcome="tool_error"} 1

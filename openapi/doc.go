@@ -19,7 +19,11 @@
 //
 // Reading is bounded: LoadOptions caps the time and the bytes of every file or
 // URL read, external references included. A document fetched over http(s)
-// may only refer to other http(s) URLs, never to local files.
+// never refers to local files, and reaches only its own origin and those
+// listed in LoadOptions.RefAllow, redirects included; the server URL that
+// would be its default upstream must be on its origin too
+// (Document.CheckServerOrigin). A document from a file is the operator's
+// own and may refer to anything.
 //
 // This package is a leaf: it imports no sibling package of the gateway, and it
 // is, with toolgen, the only place kin-openapi is used.

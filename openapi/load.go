@@ -25,8 +25,31 @@ type LoadOptions struct {
 	// MaxBytes caps each file or URL read. Zero means 64 MiB.
 	MaxBytes int64
 	// HTTPClient fetches http(s) locations. Nil means a client whose own
-	// timeout is Timeout. The load's deadline applies either way.
+	// timeout is Timeout. The load's deadline applies either way. The load
+	// uses a copy whose CheckRedirect stops after 10 redirects and applies
+	// the origin rule below to every hop before calling the client's own
+	// CheckRedirect, if any; the client itself is not changed.
 	HTTPClient *http.Client
+	// RefAllow lists origins (scheme://host[:port], see ParseOrigin) that a
+	// document loaded from an http(s) URL may fetch from besides its own.
+	// Nil means its own only.
+	//
+	// The origin rule, for a document whose location is an http(s) URL:
+	// every request the load makes, for an external $ref or a redirect hop
+	// of any fetch (the document's own included), must go to the origin of
+	// that location as given (not where a redirect took it) or to an origin
+	// in RefAllow; anything else fails the load with an *OriginError, before
+	// the request is sent. Such a document may not refer to local files at
+	// all. A redirect of the document itself to another origin is refused
+	// too: the content would come from a host the operator did not name, so
+	// it needs the same consent; to follow http to https, configure the
+	// https URL or list its origin here. Relative refs resolve against the
+	// location as given even when it redirected.
+	//
+	// A document loaded from a file (or from memory without an http(s)
+	// location) is the operator's own: it may refer to local files and to
+	// any URL, and RefAllow is not used (its entries must still parse).
+	RefAllow []string
 	// DeferValidation leaves kin-openapi's validation out of the load, so
 	// that the caller can run it (Validate) beside other work that reads
 	// the document. False means Warnings include its findings.
@@ -85,7 +108,10 @@ func Load(ctx context.Context, location string, opts LoadOptions) (*Document, er
 	if err != nil {
 		return nil, &LoadError{Location: location, Err: err}
 	}
-	r := newReader(ctx, u, opts)
+	r, err := newReader(ctx, u, opts)
+	if err != nil {
+		return nil, &LoadError{Location: location, Err: err}
+	}
 	data, err := r.read(nil, u)
 	if err != nil {
 		return nil, &LoadError{Location: location, Err: err}
@@ -107,7 +133,10 @@ func LoadData(ctx context.Context, data []byte, location string, opts LoadOption
 			return nil, &LoadError{Location: location, Err: err}
 		}
 	}
-	r := newReader(ctx, u, opts)
+	r, err := newReader(ctx, u, opts)
+	if err != nil {
+		return nil, &LoadError{Location: location, Err: err}
+	}
 	if u != nil {
 		// A referenced file that points back at the root document gets the
 		// bytes we were given, even when location does not exist on disk.
@@ -286,23 +315,35 @@ func cacheKey(u *url.URL) string {
 // within the load's deadline and size cap, once each per load. It owns the
 // access policy (kin-openapi does not check IsExternalRefsAllowed once a
 // ReadFromURIFunc is set): a document that came over http(s) may not read
-// local files.
+// local files, and reads URLs only under the origin rule of
+// LoadOptions.RefAllow.
 type reader struct {
-	ctx        context.Context
-	client     *http.Client
-	maxBytes   int64
-	remoteRoot bool
+	ctx      context.Context
+	client   *http.Client
+	maxBytes int64
+	// rootOrigin is the origin of a document that came over http(s), ""
+	// for a local one.
+	rootOrigin string
+	allow      map[string]bool   // further origins rootOrigin's document may read
 	cache      map[string][]byte // the loader calls from one goroutine
 }
 
-func newReader(ctx context.Context, root *url.URL, opts LoadOptions) *reader {
-	return &reader{
-		ctx:        ctx,
-		client:     opts.HTTPClient,
-		maxBytes:   opts.MaxBytes,
-		remoteRoot: isRemote(root),
-		cache:      make(map[string][]byte),
+func newReader(ctx context.Context, root *url.URL, opts LoadOptions) (*reader, error) {
+	allow, err := parseOrigins(opts.RefAllow)
+	if err != nil {
+		return nil, err
 	}
+	r := &reader{
+		ctx:      ctx,
+		maxBytes: opts.MaxBytes,
+		allow:    allow,
+		cache:    make(map[string][]byte),
+	}
+	if isRemote(root) {
+		r.rootOrigin = origin(root)
+	}
+	r.client = r.guardRedirects(opts.HTTPClient)
+	return r, nil
 }
 
 func (r *reader) read(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
@@ -319,9 +360,12 @@ func (r *reader) read(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
 	)
 	switch {
 	case isRemote(u):
+		if err := r.checkOrigin(u, nil); err != nil {
+			return nil, err
+		}
 		data, err = r.fetch(u)
 	case (u.Scheme == "" || u.Scheme == "file") && (u.Host == "" || u.Host == "localhost") && u.Path != "":
-		if r.remoteRoot {
+		if r.rootOrigin != "" {
 			return nil, fmt.Errorf("%s: a document fetched over http(s) may not refer to local files", u.Path)
 		}
 		data, err = r.readFile(filepath.FromSlash(u.Path))
@@ -375,6 +419,10 @@ func (r *reader) fetch(u *url.URL) ([]byte, error) {
 	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
 	resp, err := r.client.Do(req)
 	if err != nil {
+		var oe *OriginError
+		if errors.As(err, &oe) {
+			return nil, oe // it names both URLs; "Get <url>: " would repeat one
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()

@@ -14,7 +14,8 @@ var (
 	// now. Whether to fail open or closed is the caller's choice.
 	ErrUnavailable = errors.New("quota: store unavailable")
 	// ErrInvalidLimit: a Limit that is neither unlimited nor a positive
-	// rate with a burst of at least one.
+	// rate with a burst of at least one; likewise a Quota, Slot or session
+	// cap out of its documented range, or a key an Admission names twice.
 	ErrInvalidLimit = errors.New("quota: invalid limit")
 )
 

@@ -28,7 +28,12 @@ type Session struct {
 	ProtocolVersion string          `json:"v"`
 	ClientInfo      json.RawMessage `json:"ci,omitempty"`
 	Capabilities    json.RawMessage `json:"cc,omitempty"`
-	Principal       string          `json:"p,omitempty"`
+	// Principal is the subject of the principal that opened the session
+	// (empty for an anonymous one); only that principal may use it.
+	Principal string `json:"p,omitempty"`
+	// Client is the caller identity the session counts against for the
+	// per-client session cap (mcp.Request.Identity).
+	Client string `json:"cl,omitempty"`
 	// LogLevel is the level set by logging/setLevel; empty means not set.
 	LogLevel    string `json:"ll,omitempty"`
 	Initialized bool   `json:"in,omitempty"`

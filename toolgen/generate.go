@@ -255,6 +255,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 	} else {
 		b.Security = g.doc.Security
 	}
+	b.Scopes = ScopeAlternatives(b.Security, g.doc.Components)
 
 	params, err := g.params(op)
 	if err != nil {

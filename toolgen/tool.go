@@ -50,6 +50,11 @@ type Binding struct {
 	Body *BodyBinding
 	// Security is the effective security requirement (operation, else document).
 	Security openapi3.SecurityRequirements
+	// Scopes are the OAuth scopes a caller needs, from Security: one
+	// alternative must be fully granted. Only oauth2 and openIdConnect
+	// schemes ask for scopes; nil means none are needed (no requirement,
+	// or an alternative without such a scheme).
+	Scopes [][]string
 	// OutputIsWrapped is true when the success schema is not an object and the
 	// outputSchema wraps it as {"result": <schema>}; structuredContent must then
 	// be wrapped the same way.

@@ -81,6 +81,9 @@ type config struct {
 
 	// YAML-only list settings (config_lists.go).
 	Operations []operationSetting
+
+	// The security settings (config_security.go).
+	securityConfig
 }
 
 // option is one configuration key. raw values are strings from flags and
@@ -327,7 +330,7 @@ func (c *config) validate() error {
 	case c.RedisPassword != "" && c.RedisPasswordFile != "":
 		return &configError{key: "redis_password_file", source: "combined", reason: "set either redis_password or redis_password_file, not both"}
 	}
-	return nil
+	return c.validateSecurity()
 }
 
 // applyYAML reads the configuration file. Unknown keys are errors.

@@ -118,7 +118,8 @@ func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*shar
 	st := &sharedState{
 		store:   sessions.NewRedis(c, cfg.RedisPrefix, limits),
 		bus:     pubsub.NewRedis(c, cfg.RedisPrefix),
-		limiter: quota.NewRedis(c, cfg.RedisPrefix+"q:"),
+		gate:    quota.NewRedisGate(c, cfg.RedisPrefix+"q:"),
+		counter: quota.NewRedisSessionCounter(c, cfg.RedisPrefix+"sc:"),
 		close:   func() { c.Close() },
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -134,7 +135,8 @@ func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*shar
 type sharedState struct {
 	store   sessions.Store
 	bus     pubsub.Bus
-	limiter quota.Limiter
+	gate    quota.Gate
+	counter quota.SessionCounter
 	close   func()
 }
 

@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return code
 	}
 	log := newLogger(stderr, cfg)
+	warnExposure(cfg, log)
 
 	var docData []byte
 	location := cfg.OpenAPI
@@ -92,8 +93,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
 		}
 		defer st.close()
-		deps.Store, deps.Bus, deps.Limiter = st.store, st.bus, st.limiter
+		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
+	}
+
+	verifier, err := newVerifier(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
+		var ce *configError
+		if errors.As(err, &ce) {
+			return exitConfig
+		}
+		return exitFailure
+	}
+	if verifier != nil {
+		defer verifier.Close()
+		deps.Auth = verifier
+		deps.ResourceMetadata = resourceMetadata(cfg, catalog.Doc)
+		log.Info("authentication on", "issuer", cfg.AuthIssuer, "resource", resourceURL(cfg), "metadata", metadataURL(cfg))
+	}
+	auditLog, err := openAudit(cfg, reg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitConfig
+	}
+	if auditLog != nil {
+		defer auditLog.Close()
+		deps.Audit = auditLog
 	}
 
 	srv, err := gateway.New(gateway.Config{
@@ -117,6 +143,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		ToolCallLimit:        toolCallLimit(cfg),
 		MaxConcurrentCalls:   maxConcurrentCalls(cfg),
 		StoreTimeout:         cfg.RedisTimeout,
+		IdentityHeader:       cfg.IdentityHeader,
+		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
+		MaxSessions:          cfg.MaxSessions,
+		Policy:               policyOf(cfg),
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -129,8 +159,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s: %v\n", cfg.Listen, err)
 		return exitFailure
 	}
+	admin := map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	handler := srv.Handler(admin)
+	var adminSrv *http.Server
+	if cfg.AdminListen != "" {
+		// Metrics and probes on their own listener, out of MCP clients'
+		// reach; the MCP listener serves only MCP.
+		adminLn, err := net.Listen("tcp", cfg.AdminListen)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s (admin_listen): %v\n", cfg.AdminListen, err)
+			return exitFailure
+		}
+		handler = srv.MCPHandler()
+		adminSrv = &http.Server{Handler: srv.AdminHandler(admin), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go func() { _ = adminSrv.Serve(adminLn) }()
+		defer adminSrv.Close()
+		log.Info("admin endpoints on their own listener", "url", "http://"+adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
+	}
 	httpSrv := &http.Server{
-		Handler:           srv.Handler(map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}),
+		Handler:           handler,
 		ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
 		IdleTimeout:       cfg.IdleTimeout,
 		// No WriteTimeout: SSE streams are long-lived by design.
@@ -275,6 +324,13 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, err
 	}
+	if upstream == "" {
+		// A document fetched by URL may not send the gateway's backend
+		// credentials to another host than its own.
+		if err := doc.CheckServerOrigin(); err != nil {
+			return nil, &configError{key: "upstream", source: "document " + location, reason: err.Error()}
+		}
+	}
 	token := cfg.BackendBearerToken
 	if cfg.BackendBearerFile != "" {
 		b, err := os.ReadFile(cfg.BackendBearerFile)
@@ -282,6 +338,12 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 			return nil, fmt.Errorf("backend_bearer_token_file: %w", err)
 		}
 		token = strings.TrimSpace(string(b))
+	}
+	var clientSecret string
+	if cfg.BackendOAuthSecretFile != "" {
+		if clientSecret, err = readSecretFile(cfg.BackendOAuthSecretFile); err != nil {
+			return nil, &configError{key: "backend_oauth_client_secret_file", source: "file", reason: err.Error()}
+		}
 	}
 	caller, err := call.NewCaller(doc, call.Config{
 		BaseURL:            upstream,
@@ -294,6 +356,13 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		BearerAlways:       cfg.BackendBearerAlways,
 		ErrorBody:          cfg.BackendErrorBody,
 		MaxRequestURLBytes: int(min(cfg.MaxRequestURL, math.MaxInt32)),
+
+		OAuthTokenURL:         cfg.BackendOAuthTokenURL,
+		OAuthClientID:         cfg.BackendOAuthClientID,
+		OAuthClientSecret:     clientSecret,
+		OAuthScopes:           cfg.BackendOAuthScopes,
+		TokenExchangeURL:      cfg.BackendTokenExchangeURL,
+		TokenExchangeAudience: cfg.BackendTokenExchangeAudience,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -309,7 +378,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 func loadToolSet(ctx context.Context, cfg *config, data []byte, location string, log *slog.Logger) (*openapi.Document, *toolgen.Set, error) {
 	// kin-openapi's validation only warns, and only reads the document: it
 	// runs beside generation, which reads it too, rather than before it.
-	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes, DeferValidation: true}
+	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes, DeferValidation: true, RefAllow: cfg.OpenAPIRefAllow}
 	start := time.Now()
 	var doc *openapi.Document
 	var err error

@@ -89,7 +89,27 @@ type PooledResult struct {
 	buf     []byte
 	release func([]byte)
 	isError bool
+	// denied names the check that refused the call (rate_limited,
+	// quota_exceeded, policy_denied, busy); empty when the call ran.
+	denied string
+	// status is the backend's HTTP status; zero when no backend answered.
+	status int
 }
+
+// Denied names the check that refused the call without running it
+// (rate_limited, quota_exceeded, policy_denied, busy), or is empty.
+func (p *PooledResult) Denied() string { return p.denied }
+
+// SetDenied marks the result as a refusal by the named check.
+func (p *PooledResult) SetDenied(kind string) *PooledResult { p.denied = kind; return p }
+
+// BackendStatus is the HTTP status the backend answered the call with;
+// zero when no backend answered (a refusal, invalid arguments, a
+// transport failure).
+func (p *PooledResult) BackendStatus() int { return p.status }
+
+// SetBackendStatus records the backend's HTTP status.
+func (p *PooledResult) SetBackendStatus(status int) { p.status = status }
 
 // NewPooledResult wraps res, whose strings may point into buf; release
 // (when not nil) is given buf back once nothing refers to it.

@@ -40,6 +40,10 @@ type Error struct {
 	// response; zero means 200 (the transport picks 400 for its own
 	// rejections).
 	Status int `json:"-"`
+	// Header are HTTP response headers to send with the error when it is
+	// the whole response (WWW-Authenticate on a 401 or 403, Retry-After
+	// on a 429); nil means none.
+	Header map[string]string `json:"-"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.Message) }
@@ -86,6 +90,16 @@ func TruncateTo(s string, n int, mark string) string {
 // WithStatus sets the HTTP status the error answers with when it is the
 // whole response.
 func (e *Error) WithStatus(status int) *Error { e.Status = status; return e }
+
+// WithHeader adds an HTTP response header sent when the error is the
+// whole response.
+func (e *Error) WithHeader(name, value string) *Error {
+	if e.Header == nil {
+		e.Header = make(map[string]string, 1)
+	}
+	e.Header[name] = value
+	return e
+}
 
 // WithData sets the error's data member.
 func (e *Error) WithData(data any) *Error { e.Data = data; return e }

@@ -53,6 +53,21 @@ type Principal struct {
 	Subject string
 	// Scopes are the scopes the caller was granted.
 	Scopes []string
+	// Issuer is the authorization server that issued the token (iss).
+	Issuer string
+	// ClientID is the OAuth client the token was issued to (client_id,
+	// else azp); empty when the token names none.
+	ClientID string
+	// Claims are a few of the token's claims, for policy and audit: sub,
+	// iss, aud ([]string), client_id, azp, email, name, groups and roles
+	// ([]string), each only when present and of bounded size. Values are
+	// strings or []string.
+	Claims map[string]any
+	// Token is the raw bearer token, kept only for RFC 8693 token
+	// exchange. It is a credential: never log it, never put it in an
+	// error, a session record or an audit entry, and never forward it to
+	// a backend.
+	Token string `json:"-"`
 }
 
 // Meta is the part of params the transport reads once: _meta and, for

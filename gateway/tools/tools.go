@@ -7,9 +7,9 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,12 +39,15 @@ type Config struct {
 	MaxConcurrent int
 	// BusyWait is how long a call waits for a slot. Zero means 1s.
 	BusyWait time.Duration
+	// Policy is who may see and call what, and how much.
+	Policy Policy
 }
 
 // Deps are the parts the feature uses.
 type Deps struct {
-	// Limiter enforces Config.CallLimit; nil means a quota.Memory.
-	Limiter quota.Limiter
+	// Gate enforces Config.CallLimit and the Policy's limits and quotas;
+	// nil means a quota.MemoryGate.
+	Gate quota.Gate
 	// Logger receives the feature's own log; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, receives mcpgw_tool_calls_total.
@@ -61,12 +64,17 @@ type Catalog struct {
 type catalog struct {
 	Catalog
 	tag string // short fingerprint of the tool set, bound into cursors
+	// policy is each tool's compiled rules, by name.
+	policy    map[string]*toolPolicy
+	authorize bool
+	views     sync.Map     // scope set → the tools it sees
+	viewCount atomic.Int32 // entries in views
 }
 
 // Feature serves tools/list and tools/call.
 type Feature struct {
 	cfg      Config
-	limiter  quota.Limiter
+	gate     quota.Gate
 	log      *slog.Logger
 	calls    *prometheus.CounterVec // outcome
 	current  atomic.Pointer[catalog]
@@ -83,16 +91,16 @@ func New(cfg Config, deps Deps) *Feature {
 		cfg.BusyWait = time.Second
 	}
 	f := &Feature{
-		cfg:     cfg,
-		limiter: deps.Limiter,
-		log:     deps.Logger,
+		cfg:  cfg,
+		gate: deps.Gate,
+		log:  deps.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
-			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), cancelled.",
+			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.",
 		}, []string{"outcome"}),
 	}
-	if f.limiter == nil {
-		f.limiter = quota.NewMemory()
+	if f.gate == nil {
+		f.gate = quota.NewMemoryGate()
 	}
 	if cfg.MaxConcurrent > 0 {
 		f.slots = make(chan struct{}, cfg.MaxConcurrent)
@@ -114,7 +122,8 @@ func (f *Feature) Register(r mcp.Router) {
 
 // SetCatalog atomically replaces the tools served.
 func (f *Feature) SetCatalog(c Catalog) {
-	f.current.Store(&catalog{Catalog: c, tag: toolSetTag(c.Tools)})
+	f.current.Store(&catalog{Catalog: c, tag: toolSetTag(c.Tools),
+		policy: compilePolicy(&f.cfg.Policy, c.Tools), authorize: f.cfg.Policy.Authorize})
 }
 
 // catalog returns the loaded catalog or the error to answer with.
@@ -141,7 +150,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := c.Tools.Tools()
+	all := c.visible(r.Principal)
 	start := 0
 	if p.Cursor != nil {
 		if start, err = mcp.DecodeCursor(*p.Cursor, c.tag, len(all)); err != nil {
@@ -150,6 +159,10 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	}
 	end := min(start+f.cfg.PageSize, len(all))
 	res := &listResult{Tools: all[start:end], ResultMeta: r.StampResult(true)}
+	if c.authorize && res.CacheScope != "" {
+		// What a caller sees depends on its scopes.
+		res.CacheScope = "private"
+	}
 	if end < len(all) {
 		res.NextCursor = mcp.EncodeCursor(c.tag, end)
 	}
@@ -196,18 +209,38 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if !ok {
 		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
 	}
+	tp := c.policy[tool.Name]
+	if tp != nil && !granted(r.Principal, tp.scopes) {
+		f.calls.WithLabelValues("denied").Inc()
+		return nil, f.insufficientScope(r, tool.Name, tp.scopes)
+	}
 	if f.slots != nil {
 		if !f.takeSlot(r) {
 			f.calls.WithLabelValues("busy").Inc()
 			res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
 			res.ResultMeta = retryAfter(r, 1)
-			return mcp.Pooled(res), nil
+			return mcp.Pooled(res).SetDenied("busy"), nil
 		}
 		defer func() { <-f.slots }()
 	}
 	// After the slot: a call turned away busy spends no rate-limit token.
-	if res := f.checkQuota(r); res != nil {
-		return mcp.Pooled(res), nil
+	if tp != nil {
+		release, d := f.admit(r, tool, tp, c.Caller.Timeout(tool))
+		if d == nil && f.cfg.Policy.Webhook != nil {
+			// After the limits: a call they refuse costs the hook nothing.
+			if d = f.ask(r, tool.Name); d != nil && release != nil {
+				release()
+				release = nil
+			}
+		}
+		if d != nil {
+			f.calls.WithLabelValues("denied").Inc()
+			r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
+			return mcp.Pooled(d.result(r)).SetDenied(d.kind), nil
+		}
+		if release != nil {
+			defer release()
+		}
 	}
 	debug := r.Enabled(mcp.LevelDebug)
 	if debug {
@@ -237,6 +270,11 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
 	defer cancel()
+	if r.Principal != nil && r.Principal.Token != "" {
+		// Only RFC 8693 token exchange reads it, and sends it only to the
+		// exchange endpoint: never to the backend.
+		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
+	}
 	res := c.Caller.CallPooled(ctx, tool, args, observe)
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		res.Release()
@@ -281,37 +319,6 @@ func (f *Feature) takeSlot(r *mcp.Request) bool {
 	case <-r.Ctx.Done():
 		return false
 	}
-}
-
-// checkQuota applies the tool-call limit; a denial is a tool result the
-// model can act on (wait and retry), not a protocol error.
-func (f *Feature) checkQuota(r *mcp.Request) *mcp.CallToolResult {
-	limit := f.cfg.CallLimit
-	if limit.Unlimited() {
-		return nil
-	}
-	d, err := f.limiter.Allow(r.Ctx, r.QuotaKey(), limit)
-	if err != nil {
-		// Every call would say it while the limiter's store is down: once
-		// a second is enough.
-		if ok, held := f.logLimit.Allow("limiter", time.Now()); ok {
-			args := []any{"err", err}
-			if held > 0 {
-				args = append(args, "suppressed", held)
-			}
-			f.log.Warn("rate limiter unavailable; letting the call through", args...)
-		}
-		return nil
-	}
-	if d.Allowed {
-		return nil
-	}
-	wait := max(d.RetryAfter.Round(100*time.Millisecond), 100*time.Millisecond)
-	r.Log(mcp.LevelWarning, map[string]any{"message": "rate limit exceeded", "retryAfterMs": wait.Milliseconds()})
-	res := mcp.ErrorResult(fmt.Sprintf("rate limit exceeded: at most %g tool calls per second (burst %d); retry in %s",
-		limit.Rate, limit.Burst, wait))
-	res.ResultMeta = retryAfter(r, int(math.Ceil(wait.Seconds())))
-	return res
 }
 
 // retryAfter is the result fields of a "retry later" tool error: the

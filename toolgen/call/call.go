@@ -17,7 +17,8 @@ package call
 //     the same schema instead. Either way a failure becomes an isError result
 //     that names the argument;
 //  4. add the configured backend credentials (never anything from the MCP
-//     client: the Caller is given no incoming request, only arguments);
+//     client: the Caller is given no incoming request, only arguments), and
+//     the token obtained from a configured token endpoint (tokens.go);
 //  5. send it with the caller's context and a per-operation timeout, then map
 //     the response (response.go).
 //
@@ -72,7 +73,9 @@ const (
 // The Caller only ever sees tool arguments, never the incoming MCP request, so
 // the MCP client's own Authorization header (or any other of its headers)
 // cannot reach the backend: the only credentials sent are those in
-// Config. Keep it that way — do not add a way to pass incoming headers.
+// Config and the tokens obtained with them. Keep it that way — do not add
+// a way to pass incoming headers. The client's token, when the gateway
+// passes it with WithSubjectToken, goes only to the token exchange endpoint.
 type Caller struct {
 	doc      *openapi.Document
 	base     *url.URL // scheme and host; Path/RawPath without a trailing slash
@@ -86,8 +89,15 @@ type Caller struct {
 	bearer   string
 	always   bool
 	redact   *redact.Set // the configured credentials
-	errBody  string      // Config.ErrorBody
-	maxURL   int         // Config.MaxRequestURLBytes
+	// tokenSecrets adds a call's fetched backend tokens to redact.
+	tokenSecrets *tokenSecrets
+	errBody      string // Config.ErrorBody
+	maxURL       int    // Config.MaxRequestURLBytes
+	// exchange and clientCreds obtain backend tokens per call; at most one
+	// is set: exchange with TokenExchangeURL, else clientCreds with
+	// OAuthTokenURL.
+	exchange    *tokenExchange
+	clientCreds *clientCredentialsPool
 
 	validation openapi3filter.Options
 	plans      sync.Map // *toolgen.Binding → *planEntry
@@ -100,14 +110,15 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		return nil, errors.New("toolgen: NewCaller needs a loaded document")
 	}
 	c := &Caller{
-		doc:      doc,
-		timeout:  cfg.Timeout,
-		maxBytes: cfg.MaxResponseBytes,
-		bearer:   cfg.BearerToken,
-		always:   cfg.BearerAlways,
-		redact:   credentials(cfg),
-		errBody:  cfg.ErrorBody,
-		maxURL:   cfg.MaxRequestURLBytes,
+		doc:          doc,
+		timeout:      cfg.Timeout,
+		maxBytes:     cfg.MaxResponseBytes,
+		bearer:       cfg.BearerToken,
+		always:       cfg.BearerAlways,
+		redact:       credentials(cfg),
+		tokenSecrets: &tokenSecrets{configured: credentialValues(cfg)},
+		errBody:      cfg.ErrorBody,
+		maxURL:       cfg.MaxRequestURLBytes,
 	}
 	if c.maxURL <= 0 {
 		c.maxURL = defaultMaxRequestURLBytes
@@ -159,6 +170,19 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		transport = sharedTransport()
 	}
 	c.client = &http.Client{Transport: transport, CheckRedirect: checkRedirect}
+	tc, err := checkTokenConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
+	}
+	if tc.tokenURL != "" || tc.exchangeURL != "" {
+		tokenClient := newTokenClient(transport)
+		// Token exchange wins: it carries the caller's identity.
+		if tc.exchangeURL != "" {
+			c.exchange = newTokenExchange(tc, tokenClient)
+		} else {
+			c.clientCreds = newClientCredentialsPool(tc, tokenClient)
+		}
+	}
 	c.validation = openapi3filter.Options{
 		// We send exactly what the model asked for; the backend applies its
 		// own defaults. Setting them here would also re-encode the body.
@@ -308,6 +332,10 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	if aerr != nil {
 		return mcp.Pooled(aerr.result())
 	}
+	secrets, res := c.addTokens(ctx, callCtx, timeout, p, req)
+	if res != nil {
+		return mcp.Pooled(res)
+	}
 	observe(Progress{Stage: StageSent})
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -315,12 +343,13 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	}
 	defer resp.Body.Close()
 	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
-	res, err := c.mapResponse(p, req.Method, publicURL, resp)
+	mapped, err := c.mapResponse(p, req.Method, publicURL, resp, secrets)
 	if err != nil {
 		return mcp.Pooled(c.transportFailure(ctx, callCtx, timeout, err))
 	}
+	mapped.SetBackendStatus(resp.StatusCode)
 	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
-	return res
+	return mapped
 }
 
 // Request bounds: the URL's path and query, and the headers the arguments

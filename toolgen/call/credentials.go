@@ -1,12 +1,23 @@
 package call
 
 // Backend credentials. They come only from Config: static Headers on
-// every request, APIKeys placed where their apiKey security scheme says, and
-// BearerToken for http bearer, oauth2 and openIdConnect schemes. The MCP
-// client's own credentials are never forwarded: Call receives arguments, not
-// the incoming request, and arguments cannot set a header, query parameter
-// or cookie that a credential occupies (such parameters are dropped, and
-// credentials are added after everything else).
+// every request, APIKeys placed where their apiKey security scheme says,
+// BearerToken for http bearer, oauth2 and openIdConnect schemes, and tokens
+// obtained per call from a token endpoint (tokens.go). The MCP client's own
+// credentials are never forwarded: Call receives arguments, not the
+// incoming request, and arguments cannot set a header, query parameter or
+// cookie that a credential occupies (such parameters are dropped, and
+// credentials are added after everything else). The client's token, given
+// with WithSubjectToken, goes to the token exchange endpoint only.
+//
+// Which credential serves a bearer-type scheme:
+//
+//   - oauth2, openIdConnect: token exchange, else the client credentials
+//     grant, else BearerToken;
+//   - http bearer: BearerToken, else token exchange, else the client
+//     credentials grant;
+//   - no declared security: BearerToken when BearerAlways, else nothing
+//     (a token endpoint's token goes only where a scheme asks for it).
 //
 // For each operation the first alternative of its security requirement
 // whose schemes can all be satisfied from configuration is used; when none
@@ -28,6 +39,9 @@ type credential struct {
 	in    string // header, query or cookie
 	name  string // canonical for headers
 	value string
+	// token, when set, supplies the value per call: "Bearer " and a token
+	// it obtains (addTokens). value is then empty.
+	token tokenSource
 }
 
 type credentialSet []credential
@@ -46,9 +60,13 @@ func (cs credentialSet) occupies(in, name string) bool {
 	return false
 }
 
-// apply adds the credentials, replacing any value already there.
+// apply adds the static credentials, replacing any value already there.
+// Per-call tokens are added by addTokens.
 func (cs credentialSet) apply(req *http.Request) {
 	for _, c := range cs {
+		if c.token != nil {
+			continue
+		}
 		switch c.in {
 		case openapi3.ParameterInHeader:
 			req.Header.Set(c.name, c.value)
@@ -103,7 +121,7 @@ func (c *Caller) satisfy(alt openapi3.SecurityRequirement) (credentialSet, bool)
 		if scheme == nil {
 			return nil, false
 		}
-		cred, ok := c.schemeCredential(name, scheme)
+		cred, ok := c.schemeCredential(name, scheme, alt[name])
 		switch {
 		case ok:
 			creds = append(creds, cred)
@@ -116,8 +134,9 @@ func (c *Caller) satisfy(alt openapi3.SecurityRequirement) (credentialSet, bool)
 	return creds, true
 }
 
-// schemeCredential is the configured credential for one scheme.
-func (c *Caller) schemeCredential(name string, scheme *openapi3.SecurityScheme) (credential, bool) {
+// schemeCredential is the configured credential for one scheme, whose
+// requirement lists scopes (used by the client credentials grant).
+func (c *Caller) schemeCredential(name string, scheme *openapi3.SecurityScheme, scopes []string) (credential, bool) {
 	switch strings.ToLower(scheme.Type) {
 	case "apikey":
 		key, ok := c.apiKeys[name]
@@ -131,11 +150,17 @@ func (c *Caller) schemeCredential(name string, scheme *openapi3.SecurityScheme) 
 		}
 		return credential{in: in, name: cname, value: key}, true
 	case "http":
-		if !strings.EqualFold(scheme.Scheme, "bearer") || c.bearer == "" {
+		switch {
+		case !strings.EqualFold(scheme.Scheme, "bearer"):
 			return credential{}, false
+		case c.bearer != "":
+			return c.bearerCredential(), true
 		}
-		return c.bearerCredential(), true
+		return c.tokenCredential(scopes)
 	case "oauth2", "openidconnect":
+		if cred, ok := c.tokenCredential(scopes); ok {
+			return cred, true
+		}
 		if c.bearer == "" {
 			return credential{}, false
 		}
@@ -273,7 +298,10 @@ type MissingCredential struct {
 // security alternatives the configuration satisfies. A tool with no
 // security requirement, or with an empty (optional) alternative, needs
 // nothing. A static header can satisfy a scheme: Authorization for http,
-// oauth2 and openIdConnect, the key's header for an apiKey in a header.
+// oauth2 and openIdConnect, the key's header for an apiKey in a header. A
+// configured token endpoint (OAuthTokenURL, TokenExchangeURL) satisfies
+// oauth2, openIdConnect and http bearer schemes; whether it will issue a
+// token is only known on the call.
 func (c *Caller) MissingCredentials(tools []*toolgen.Tool) []MissingCredential {
 	var out []MissingCredential
 	index := map[string]int{}
@@ -286,7 +314,7 @@ func (c *Caller) MissingCredentials(tools []*toolgen.Tool) []MissingCredential {
 		for _, alt := range t.Binding.Security {
 			var lacking []string
 			for name := range alt {
-				if !c.schemeConfigured(name) {
+				if !c.schemeConfigured(name, alt[name]) {
 					lacking = append(lacking, name)
 				}
 			}
@@ -322,12 +350,13 @@ func (c *Caller) MissingCredentials(tools []*toolgen.Tool) []MissingCredential {
 }
 
 // schemeConfigured reports whether the configuration can satisfy one
-// security scheme: the same rule satisfy applies on every call.
-func (c *Caller) schemeConfigured(name string) bool {
+// security scheme, whose requirement lists scopes: the same rule satisfy
+// applies on every call.
+func (c *Caller) schemeConfigured(name string, scopes []string) bool {
 	scheme := c.securityScheme(name)
 	if scheme == nil {
 		return false
 	}
-	_, ok := c.schemeCredential(name, scheme)
+	_, ok := c.schemeCredential(name, scheme, scopes)
 	return ok || c.staticCovers(scheme)
 }

@@ -6,8 +6,12 @@
 // hot path, whose result may view a pooled buffer (see mcp.PooledResult).
 //
 // The Caller sees only tool arguments, never the incoming MCP request, so
-// the client's own credentials cannot reach the backend.
+// the client's own credentials cannot reach the backend. Backend tokens can
+// also come from a token endpoint per call (tokens.go): the client
+// credentials grant, or RFC 8693 token exchange of the client's verified
+// token (WithSubjectToken), which goes to that endpoint alone.
 //
 // It imports toolgen, openapi, gateway/mcp and internal/jsonlex of the
-// gateway, never package gateway or a feature package.
+// gateway, never package gateway or a feature package; x/oauth2 only in
+// tokens_client.go.
 package call

@@ -12,6 +12,7 @@ package call
 import (
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 )
@@ -29,15 +30,43 @@ func ValidErrorBody(mode string) bool {
 }
 
 // credentials is the set of configured credential values (internal/redact).
-func credentials(cfg Config) *redact.Set {
-	values := []string{cfg.BearerToken}
+func credentials(cfg Config) *redact.Set { return redact.New(credentialValues(cfg)...) }
+
+// credentialValues are the configured credential values: the static ones
+// and the client secret of the backend's authorization server.
+func credentialValues(cfg Config) []string {
+	values := []string{cfg.BearerToken, cfg.OAuthClientSecret}
 	for _, v := range cfg.APIKeys {
 		values = append(values, v)
 	}
 	for _, v := range cfg.Headers {
 		values = append(values, v)
 	}
-	return redact.New(values...)
+	return values
+}
+
+// tokenSecrets is the redaction set of a call that carried fetched
+// tokens: the configured credentials and those tokens, so a backend that
+// echoes its request cannot hand a client the gateway's backend token.
+// The set of the last tokens seen is kept: a token serves many calls.
+type tokenSecrets struct {
+	configured []string
+	last       atomic.Pointer[tokenSet]
+}
+
+type tokenSet struct {
+	key string
+	set *redact.Set
+}
+
+func (t *tokenSecrets) with(tokens []string) *redact.Set {
+	key := strings.Join(tokens, "\x00")
+	if ts := t.last.Load(); ts != nil && ts.key == key {
+		return ts.set
+	}
+	set := redact.New(append(append([]string(nil), t.configured...), tokens...)...)
+	t.last.Store(&tokenSet{key: key, set: set})
+	return set
 }
 
 // leakyLine matches lines an error excerpt drops: stack frames (Go, Java,

@@ -45,6 +45,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
+	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
@@ -67,9 +68,9 @@ var errTooLarge = errors.New("response too large")
 
 // mapResponse reads and maps the backend response. Its error is a failure
 // to read the body (timeout, reset), which the caller reports.
-func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.Response) (*mcp.PooledResult, error) {
+func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.Response, secrets *redact.Set) (*mcp.PooledResult, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return mcp.Pooled(c.errorResult(method, publicURL, resp)), nil
+		return mcp.Pooled(c.errorResult(method, publicURL, resp, secrets)), nil
 	}
 	if method == http.MethodHead {
 		// A HEAD response has headers only; its Content-Length describes
@@ -87,7 +88,7 @@ func (c *Caller) mapResponse(p *callPlan, method, publicURL string, resp *http.R
 	if err != nil {
 		return nil, err
 	}
-	if clean := c.redact.Bytes(body); len(body) > 0 && &clean[0] != &body[0] {
+	if clean := secrets.Bytes(body); len(body) > 0 && &clean[0] != &body[0] {
 		// A credential came back: the result is made of the cleaned copy.
 		putBodyBuffer(body)
 		res, _ := p.successResult(statusText(resp.StatusCode), resp.Header.Get("Content-Type"), clean, publicURL)
@@ -359,10 +360,10 @@ func mapMultipart(body []byte, boundary, uri string, depth int) ([]mcp.Content, 
 }
 
 // errorResult maps a non-2xx response.
-func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp.CallToolResult {
+func (c *Caller) errorResult(method, publicURL string, resp *http.Response, secrets *redact.Set) *mcp.CallToolResult {
 	// Read past the cap by the longest secret: one that straddles the cut
 	// is redacted whole before the excerpt is cut.
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+c.redact.Longest())))
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+secrets.Longest())))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
 
 	var b strings.Builder
@@ -380,7 +381,7 @@ func (c *Caller) errorResult(method, publicURL string, resp *http.Response) *mcp
 	}
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
 	if forward && len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
-		text := scrubExcerpt(sanitizeExcerpt(c.redact.Bytes([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
+		text := scrubExcerpt(sanitizeExcerpt(secrets.Bytes([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
 		if text != "" {
 			b.WriteString(": ")
 			b.WriteString(text)

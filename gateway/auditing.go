@@ -1,0 +1,140 @@
+package gateway
+
+// The audit trail: one record per tools/call — admitted, denied (auth,
+// scope, rate, quota, policy) or failed. Calls that reach the method
+// table are recorded by a middleware at the head of the chain, so it
+// sees what the feature and every other middleware decided; calls refused
+// before it (no or a bad token) are recorded by the transport.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+)
+
+// auditMiddleware records every tools/call that passes the chain.
+func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
+	return func(r *mcp.Request) (any, error) {
+		if r.Method != "tools/call" {
+			return next(r)
+		}
+		start := time.Now()
+		res, err := next(r)
+		e := s.auditEntry(r, start)
+		switch {
+		case errors.Is(err, mcp.ErrCancelled):
+			e.Outcome = "cancelled"
+		case err != nil:
+			e.Outcome = "error"
+			var rerr *mcp.Error
+			if errors.As(err, &rerr) {
+				if kind := errorKind(rerr); kind != "" {
+					e.Outcome, e.Reason = "denied", kind
+				}
+				e.Detail = mcp.TruncateTo(rerr.Message, 200, "…")
+			}
+		default:
+			e.Outcome = "ok"
+			if p, ok := res.(*mcp.PooledResult); ok {
+				e.BackendStatus = p.BackendStatus()
+				switch {
+				case p.Denied() != "":
+					e.Outcome, e.Reason = "denied", p.Denied()
+				case p.IsError():
+					e.Outcome = "tool_error"
+				}
+			}
+		}
+		s.audit.Record(e)
+		return res, err
+	}
+}
+
+// errorKind is the denial an error reports in its data (kind), if any.
+func errorKind(e *mcp.Error) string {
+	if m, ok := e.Data.(map[string]any); ok {
+		if k, ok := m["kind"].(string); ok {
+			return k
+		}
+	}
+	return ""
+}
+
+func (s *Server) auditEntry(r *mcp.Request, start time.Time) audit.Entry {
+	e := audit.Entry{
+		Time:      start,
+		Client:    r.Identity(),
+		Arguments: r.Meta.Arguments,
+		Duration:  time.Since(start),
+		Era:       r.Version,
+	}
+	if r.SessionID != "" {
+		e.Session = audit.HashSession(r.SessionID)
+	}
+	if r.Principal != nil {
+		e.Subject = r.Principal.Subject
+	}
+	if r.Meta.Name != nil {
+		e.Tool = *r.Meta.Name
+	}
+	return e
+}
+
+// auditAuthFailure records the tools/call requests of a POST that
+// authentication refused. The body is read (within MaxBodyBytes) only
+// when auditing is on.
+func (s *Server) auditAuthFailure(r *http.Request) {
+	if s.audit == nil || r.Method != http.MethodPost {
+		return
+	}
+	body, err := readLimited(r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return
+	}
+	var msgs []json.RawMessage
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		if json.Unmarshal(t, &msgs) != nil {
+			return
+		}
+	} else {
+		msgs = []json.RawMessage{body}
+	}
+	for _, raw := range msgs {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(raw, &m) != nil || m.Method != "tools/call" {
+			continue
+		}
+		s.audit.Record(audit.Entry{
+			Time:      time.Now(),
+			Client:    "addr:" + s.clientOf(r),
+			Tool:      mcp.TruncateTo(m.Params.Name, 128, "…"),
+			Arguments: m.Params.Arguments,
+			Outcome:   "denied",
+			Reason:    "unauthenticated",
+		})
+	}
+}
+
+// readLimited reads a request body up to limit bytes.
+func readLimited(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errors.New("too large")
+	}
+	var b bytes.Buffer
+	n, err := b.ReadFrom(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil || n > limit {
+		return nil, errors.New("unreadable")
+	}
+	return b.Bytes(), nil
+}

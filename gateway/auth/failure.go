@@ -1,0 +1,134 @@
+package auth
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// OAuth error codes of RFC 6750 §3.1.
+const (
+	// CodeInvalidRequest: the request is malformed (a token in the URL,
+	// two Authorization headers, an empty token). Status 400.
+	CodeInvalidRequest = "invalid_request"
+	// CodeInvalidToken: the token is expired, revoked, malformed or not
+	// for this resource. Status 401.
+	CodeInvalidToken = "invalid_token"
+	// CodeInsufficientScope: the token lacks a scope the call needs.
+	// Status 403; see InsufficientScope.
+	CodeInsufficientScope = "insufficient_scope"
+)
+
+// Failure is why Authenticate refused a request. Its Error text is the
+// Description: written for the client, it never holds the token, key
+// material or anything the client did not send. What went wrong inside
+// (a key lookup, a refresh) is the cause Unwrap returns, for logs only.
+type Failure struct {
+	// Status is the HTTP status to answer with: 401, or 400 for a
+	// malformed request.
+	Status int
+	// Code is the OAuth error code (CodeInvalidToken, CodeInvalidRequest),
+	// or empty when the request carried no credentials: RFC 6750 §3.1
+	// says a challenge to such a request has no error code.
+	Code string
+	// Description is a short sentence for the client.
+	Description string
+	// ResourceMetadata is the absolute URL of the protected resource
+	// metadata (RFC 9728 §5.1); empty leaves it out of the challenge.
+	ResourceMetadata string
+
+	cause error
+}
+
+// Error is the Description, safe to send to the client.
+func (f *Failure) Error() string { return f.Description }
+
+// Unwrap is the internal cause, if any. Its text may name key ids, URLs
+// or library detail: log it, never send it.
+func (f *Failure) Unwrap() error { return f.cause }
+
+// HTTPStatus is Status, the status to answer the request with.
+func (f *Failure) HTTPStatus() int { return f.Status }
+
+// WWWAuthenticate is the WWW-Authenticate header value for the answer:
+//
+//	Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource/mcp"
+//	Bearer error="invalid_token", error_description="the token has expired", resource_metadata="..."
+func (f *Failure) WWWAuthenticate() string {
+	var b strings.Builder
+	b.WriteString("Bearer")
+	sep := " "
+	param := func(name, value string) {
+		if value == "" {
+			return
+		}
+		b.WriteString(sep)
+		b.WriteString(name)
+		b.WriteString("=")
+		writeQuoted(&b, value)
+		sep = ", "
+	}
+	param("error", f.Code)
+	if f.Code != "" {
+		param("error_description", f.Description)
+	}
+	param("resource_metadata", f.ResourceMetadata)
+	return b.String()
+}
+
+// InsufficientScope is the WWW-Authenticate header value of a 403 that
+// asks the client to step up (RFC 6750 §3.1, MCP's scope challenge):
+// scopes are what the call needs (see StepUp; empty ones are skipped),
+// resourceMetadataURL the protected resource metadata; either may be
+// empty.
+//
+//	Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="..."
+func InsufficientScope(scopes []string, resourceMetadataURL string) string {
+	var b strings.Builder
+	b.WriteString(`Bearer error="insufficient_scope"`)
+	if slices.ContainsFunc(scopes, func(s string) bool { return s != "" }) {
+		b.WriteString(", scope=")
+		writeQuoted(&b, strings.Join(slices.DeleteFunc(slices.Clone(scopes), func(s string) bool { return s == "" }), " "))
+	}
+	if resourceMetadataURL != "" {
+		b.WriteString(", resource_metadata=")
+		writeQuoted(&b, resourceMetadataURL)
+	}
+	return b.String()
+}
+
+// writeQuoted writes s as an RFC 9110 quoted-string. A quote or backslash
+// is escaped; any other byte RFC 6750 forbids in its parameters (a
+// control character, tab, DEL or non-ASCII) becomes '?', so no value can
+// end the header or smuggle another.
+func writeQuoted(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c >= 0x20 && c < 0x7f:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('?')
+		}
+	}
+	b.WriteByte('"')
+}
+
+// failure builds a refusal carrying the verifier's metadata URL.
+func (v *Verifier) failure(status int, code, description string, cause error) *Failure {
+	return &Failure{Status: status, Code: code, Description: description, ResourceMetadata: v.cfg.ResourceMetadataURL, cause: cause}
+}
+
+// invalidToken is a 401 invalid_token refusal.
+func (v *Verifier) invalidToken(description string, cause error) *Failure {
+	return v.failure(http.StatusUnauthorized, CodeInvalidToken, description, cause)
+}
+
+// invalidRequest is a 400 invalid_request refusal.
+func (v *Verifier) invalidRequest(description string) *Failure {
+	return v.failure(http.StatusBadRequest, CodeInvalidRequest, description, nil)
+}

@@ -1,0 +1,19 @@
+package gateway
+
+import "github.com/mcp-gateway/mcp-gateway/gateway/tools"
+
+// The policy types are the tools feature's; they are named here so that
+// the command configures them through gateway alone (only gateway imports
+// feature packages).
+type (
+	// Policy is who may see and call which tool, and how much.
+	Policy = tools.Policy
+	// ScopeRule requires scopes for the tools it names.
+	ScopeRule = tools.ScopeRule
+	// ToolLimit is a per-tool rate limit.
+	ToolLimit = tools.ToolLimit
+	// QuotaRule counts the calls of matching tools in fixed windows.
+	QuotaRule = tools.QuotaRule
+	// Webhook is the policy hook asked before each admitted call.
+	Webhook = tools.Webhook
+)
