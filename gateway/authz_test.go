@@ -26,9 +26,11 @@ type tokenAuth struct{ anonymous bool }
 
 type testChallenge struct{ status int }
 
-func (c testChallenge) Error() string           { return "the token is invalid" }
-func (c testChallenge) HTTPStatus() int         { return c.status }
-func (c testChallenge) WWWAuthenticate() string { return `Bearer error="invalid_token", resource_metadata="http://gw/.well-known/oauth-protected-resource/mcp"` }
+func (c testChallenge) Error() string   { return "the token is invalid" }
+func (c testChallenge) HTTPStatus() int { return c.status }
+func (c testChallenge) WWWAuthenticate() string {
+	return `Bearer error="invalid_token", resource_metadata="http://gw/.well-known/oauth-protected-resource/mcp"`
+}
 
 func (a tokenAuth) Authenticate(r *http.Request) (*mcp.Principal, error) {
 	h := r.Header.Get("Authorization")

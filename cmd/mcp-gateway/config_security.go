@@ -76,7 +76,7 @@ var securityOptions = []option{
 	{key: "auth_anonymous", def: "false", isBool: true, usage: "with authentication on, let requests without a token through as anonymous: they see and call only tools that need no scope (a bad token is still refused)",
 		set: boolean(func(c *config) *bool { return &c.AuthAnonymous })},
 	{key: "admin_listen", usage: "host:port of a second listener for /metrics, /healthz and /readyz; when set they are not served on listen",
-		set: hostPort(sec(func(s *securityConfig) *string { return &s.AdminListen }))},
+		set: optionalHostPort(sec(func(s *securityConfig) *string { return &s.AdminListen }))},
 	{key: "identity_header", usage: "header whose first value identifies an unauthenticated client for limits (e.g. X-Forwarded-For) instead of its address; only behind a proxy that strips it from untrusted traffic",
 		set: str(sec(func(s *securityConfig) *string { return &s.IdentityHeader }))},
 	{key: "openapi_ref_allow", tools: true, repeat: true, usage: "further origins (scheme://host[:port]) a document fetched by URL may load external $refs from; its own origin is always allowed",
@@ -97,12 +97,12 @@ var securityOptions = []option{
 
 	{key: "rate_per_tool", def: "0", usage: "calls per second of one tool per session (stateless: per client); 0 means unlimited",
 		set: nonNegativeFloat(func(c *config) *float64 { return &c.RatePerTool })},
-	{key: "burst_per_tool", usage: "calls of one tool a session may make at once (default: rate_per_tool, at least 1)",
-		set: positiveInt(func(c *config) *int { return &c.BurstPerTool })},
+	{key: "burst_per_tool", def: "0", usage: "calls of one tool a session may make at once; 0 means rate_per_tool, at least 1",
+		set: nonNegativeInt(func(c *config) *int { return &c.BurstPerTool })},
 	{key: "rate_per_client", def: "0", usage: "calls per second per client identity (the token's subject, else the address), however many sessions it opens; 0 means unlimited",
 		set: nonNegativeFloat(func(c *config) *float64 { return &c.RatePerClient })},
-	{key: "burst_per_client", usage: "calls a client may make at once (default: rate_per_client, at least 1; 0.1 = 6 a minute still admits a first call)",
-		set: positiveInt(func(c *config) *int { return &c.BurstPerClient })},
+	{key: "burst_per_client", def: "0", usage: "calls a client may make at once; 0 means rate_per_client, at least 1 (so 0.1, 6 a minute, still admits a first call)",
+		set: nonNegativeInt(func(c *config) *int { return &c.BurstPerClient })},
 	{key: "session_concurrency", def: "0", usage: "tool calls of one session (stateless: one client) running at once across all replicas; 0 means unlimited",
 		set: nonNegativeInt(func(c *config) *int { return &c.SessionConcurrency })},
 	{key: "max_sessions_per_client", def: "100", usage: "open sessions per client identity; initialize beyond it gets 429 with Retry-After; 0 means no cap",
@@ -269,4 +269,16 @@ func containsFold(list []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// optionalHostPort is hostPort that also takes "" (not set).
+func optionalHostPort[C any](field func(*C) *string) func(*C, any) error {
+	parse := hostPort(field)
+	return func(c *C, raw any) error {
+		if s, err := scalar(raw); err == nil && s == "" {
+			*field(c) = ""
+			return nil
+		}
+		return parse(c, raw)
+	}
 }

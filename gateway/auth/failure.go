@@ -78,7 +78,7 @@ func (f *Failure) WWWAuthenticate() string {
 
 // InsufficientScope is the WWW-Authenticate header value of a 403 that
 // asks the client to step up (RFC 6750 §3.1, MCP's scope challenge):
-// scopes are what the call needs (see StepUp; empty ones are skipped),
+// scopes are what the call needs (the tools feature picks them; empty ones are skipped),
 // resourceMetadataURL the protected resource metadata; either may be
 // empty.
 //
