@@ -9,6 +9,7 @@ package e2e
 // token an MCP client sent.
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -203,6 +204,14 @@ func startProtectedGateway(t *testing.T, issuer string, backend *recordingBacken
 		"--public-url", base, "--auth-issuer", issuer}, extra...)
 	p := startGateway(t, args...)
 	require.Equal(t, base+"/mcp", p.url)
+	t.Cleanup(func() {
+		logs := stderrOf(p)
+		for _, tok := range sent.all() {
+			if strings.Contains(logs, tok) {
+				t.Errorf("the gateway logged an MCP client's token")
+			}
+		}
+	})
 	return &protectedGateway{url: p.url, base: base, resource: base + "/mcp",
 		metadata: base + "/.well-known/oauth-protected-resource/mcp", proc: p, sent: sent}
 }
@@ -470,6 +479,24 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 				requireRPCError(t, r, "")
 				require.Empty(t, r.header.Get("Mcp-Session-Id"), name)
 			}
+			// The session era's stream and DELETE, and the 2024-11-05
+			// transport's stream, all ask for a token first.
+			sid := map[string]string{"Mcp-Session-Id": "made-up", "MCP-Protocol-Version": authSessionVersion}
+			for _, method := range []string{http.MethodGet, http.MethodDelete} {
+				r := g.do(t, method, "", "", sid, "")
+				require.Equal(t, http.StatusUnauthorized, r.status, "%s: %s", method, r.body)
+				require.Equal(t, map[string]string{"resource_metadata": g.metadata}, bearerChallenge(t, r.header.Get("WWW-Authenticate")), method)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/sse", nil)
+			require.NoError(t, err)
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "GET /mcp/sse")
+			require.Equal(t, map[string]string{"resource_metadata": g.metadata}, bearerChallenge(t, resp.Header.Get("WWW-Authenticate")))
 
 			// A client follows the challenge: metadata, then the
 			// authorization server's metadata, to its token endpoint.
@@ -506,8 +533,8 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 
 			got := requireToolSucceeded(t, g.post(t, tok, sid, callBody("4", "listNotes", `{}`)), "4")
 			require.NotEmpty(t, got["notes"], "%v", got)
-			seen := backend.last(t, http.MethodGet, "/notes")
-			require.NotEqual(t, "Bearer "+tok, seen.header.Get("Authorization"))
+			// No backend credential is configured: nothing to send.
+			require.Empty(t, backend.last(t, http.MethodGet, "/notes").header.Values("Authorization"))
 			requireToolSucceeded(t, g.post(t, tok, sid, callBody("5", "getStatus", `{}`)), "5")
 			require.Empty(t, backend.last(t, http.MethodGet, "/status").header.Values("Authorization"))
 		})
@@ -527,9 +554,9 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 			requireToolSucceeded(t, g.stateless(t, reader, "tools/call", `"name":"listNotes","arguments":{}`), "7")
 			r := g.stateless(t, reader, "tools/call", `"name":"createNote","arguments":{"text":"hi"}`)
 			require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
-			c := bearerChallenge(t, r.header.Get("WWW-Authenticate"))
-			require.Equal(t, "insufficient_scope", c["error"], "%v", c)
-			require.Equal(t, "tools:write", c["scope"], "%v", c)
+			require.Equal(t, map[string]string{"error": "insufficient_scope", "scope": "tools:write", "resource_metadata": g.metadata},
+				bearerChallenge(t, r.header.Get("WWW-Authenticate")))
+			requireRPCError(t, r, reader)
 
 			writer := mint(t, authWriter, "tools:read tools:write")
 			requireToolSucceeded(t, g.stateless(t, writer, "tools/call", `"name":"createNote","arguments":{"text":"hi"}`), "7")
@@ -544,6 +571,7 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 			other := mint(t, authOther, "tools:read")
 			r := g.post(t, other, sid, listBody("2"))
 			require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+			t.Logf("PROBE bind %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.body)
 			requireRPCError(t, r, other)
 			r = g.post(t, other, sid, callBody("3", "listNotes", `{}`))
 			require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
@@ -566,6 +594,7 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 				require.Empty(t, r.header.Get("Mcp-Session-Id"), query)
 				require.NotEmpty(t, r.header.Get("WWW-Authenticate"), query)
 				requireRPCError(t, r, tok)
+				t.Logf("PROBE query %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.body)
 			}
 		})
 
@@ -584,6 +613,20 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 
 			none := authB64([]byte(`{"alg":"none","typ":"at+jwt","kid":"`+as.Kid()+`"}`)) + "." + parts[1] + "."
 
+			// Algorithm confusion: HS256 keyed with the issuer's public
+			// RSA modulus, under its kid.
+			var set struct {
+				Keys []map[string]string `json:"keys"`
+			}
+			authGetJSON(t, as.JWKSURL(), &set)
+			require.Len(t, set.Keys, 1)
+			modulus, err := base64.RawURLEncoding.DecodeString(set.Keys[0]["n"])
+			require.NoError(t, err)
+			hs := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims(claims))
+			hs.Header["typ"], hs.Header["kid"] = "at+jwt", as.Kid()
+			confused, err := hs.SignedString(modulus)
+			require.NoError(t, err)
+
 			for _, c := range []struct {
 				name, token, why string
 			}{
@@ -591,12 +634,15 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 				{"a flipped signature byte", flipped, "the token's signature is invalid"},
 				{"signed by an unpublished key under the issuer's kid", signWithForeignKey(t, claims, as.Kid()), "the token's signature is invalid"},
 				{"alg none", none, "the token's signing algorithm is not accepted"},
+				{"HS256 keyed with the public key", confused, "the token's signing algorithm is not accepted"},
 			} {
 				why := g.requireInvalidToken(t, g.post(t, c.token, "", authInitialize), c.token)
 				require.Equal(t, c.why, why, c.name)
 			}
-			// The genuine token still works.
+			// The genuine token still works, and so does one for the
+			// other default audience, public_url itself.
 			g.initialize(t, good)
+			g.initialize(t, as.Token(t, authReader.ID, authReader.Secret, "tools:read", g.base))
 		})
 
 		t.Run("key rotation", func(t *testing.T) {
@@ -643,13 +689,15 @@ func TestAuthWithRealAuthorizationServer(t *testing.T) {
 			_, claims := decodeJWT(t, briefToken)
 			exp := time.Unix(int64(claims["exp"].(float64)), 0)
 			var r *rawResponse
+			// Polled statelessly: a poll opens no session.
 			require.Eventually(t, func() bool {
-				r = briefGateway.post(t, briefToken, "", authInitialize)
+				r = briefGateway.stateless(t, briefToken, "tools/list", "")
 				return r.status != http.StatusOK
 			}, 10*time.Second, 50*time.Millisecond, "the 1s token is refused once it has expired")
 			require.True(t, time.Now().After(exp), "refused before its exp")
-			why := briefGateway.requireInvalidToken(t, r, briefToken)
-			require.Equal(t, "the token has expired", why)
+			require.Equal(t, "the token has expired", briefGateway.requireInvalidToken(t, r, briefToken))
+			r = briefGateway.post(t, briefToken, "", authInitialize)
+			require.Equal(t, "the token has expired", briefGateway.requireInvalidToken(t, r, briefToken))
 			// An equally fresh one is accepted again.
 			briefGateway.initialize(t, brief.Token(t, authReader.ID, authReader.Secret, "tools:read", briefGateway.resource))
 		})

@@ -28,25 +28,25 @@ func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
 		e := s.auditEntry(r, start)
 		switch {
 		case errors.Is(err, mcp.ErrCancelled):
-			e.Outcome = "cancelled"
+			e.Outcome = audit.OutcomeCancelled
 		case err != nil:
-			e.Outcome = "error"
+			e.Outcome = audit.OutcomeError
 			var rerr *mcp.Error
 			if errors.As(err, &rerr) {
 				if kind := errorKind(rerr); kind != "" {
-					e.Outcome, e.Reason = "denied", kind
+					e.Outcome, e.Reason = audit.OutcomeDenied, kind
 				}
 				e.Detail = mcp.TruncateTo(rerr.Message, 200, "…")
 			}
 		default:
-			e.Outcome = "ok"
+			e.Outcome = audit.OutcomeOK
 			if p, ok := res.(*mcp.PooledResult); ok {
 				e.BackendStatus = p.BackendStatus()
 				switch {
 				case p.Denied() != "":
-					e.Outcome, e.Reason = "denied", p.Denied()
+					e.Outcome, e.Reason = audit.OutcomeDenied, p.Denied()
 				case p.IsError():
-					e.Outcome = "tool_error"
+					e.Outcome = audit.OutcomeToolError
 				}
 			}
 		}
@@ -120,8 +120,8 @@ func (s *Server) auditAuthFailure(r *http.Request) {
 			Client:    "addr:" + s.clientOf(r),
 			Tool:      mcp.TruncateTo(m.Params.Name, 128, "…"),
 			Arguments: m.Params.Arguments,
-			Outcome:   "denied",
-			Reason:    "unauthenticated",
+			Outcome:   audit.OutcomeDenied,
+			Reason:    audit.ReasonUnauthenticated,
 		})
 	}
 }

@@ -104,7 +104,13 @@ func policyOf(cfg *config) gateway.Policy {
 	}
 	if p.Authorize {
 		meta := metadataURL(cfg)
-		p.Challenge = func(scopes []string) string { return auth.InsufficientScope(scopes, meta) }
+		p.Challenge = func(scopes []string, anonymous bool) string {
+			if anonymous {
+				// No token to step up from: the plain challenge.
+				return (&auth.Failure{Status: http.StatusUnauthorized, ResourceMetadata: meta}).WWWAuthenticate()
+			}
+			return auth.InsufficientScope(scopes, meta)
+		}
 	}
 	if cfg.RatePerTool > 0 {
 		p.PerTool = quota.Limit{Rate: cfg.RatePerTool, Burst: burstFor(cfg.RatePerTool, cfg.BurstPerTool)}

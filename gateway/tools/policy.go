@@ -31,9 +31,11 @@ type Policy struct {
 	Authorize bool
 	// ScopeRules add scope requirements, for documents that declare none.
 	ScopeRules []ScopeRule
-	// Challenge builds the WWW-Authenticate value of a 403 for missing
-	// scopes; nil means `Bearer error="insufficient_scope", scope="…"`.
-	Challenge func(scopes []string) string
+	// Challenge builds the WWW-Authenticate value of a refusal for missing
+	// scopes: a 403 step-up, or for an anonymous caller a 401 asking for a
+	// token. Nil means `Bearer error="insufficient_scope", scope="…"`
+	// (anonymous: `Bearer scope="…"`).
+	Challenge func(scopes []string, anonymous bool) string
 
 	// PerTool limits calls of one tool per session (stateless: per client
 	// identity). ToolLimits override it for the tools they name.
@@ -204,16 +206,19 @@ func (f *Feature) insufficientScope(r *mcp.Request, tool string, alts [][]string
 		have = r.Principal.Scopes
 	}
 	scopes := stepUp(have, alts)
-	challenge := ""
-	if f.cfg.Policy.Challenge != nil {
-		challenge = f.cfg.Policy.Challenge(scopes)
-	} else {
-		challenge = `Bearer error="insufficient_scope", scope="` + strings.Join(scopes, " ") + `"`
-	}
-	status := http.StatusForbidden
-	if r.Principal == nil {
+	status, anonymous := http.StatusForbidden, r.Principal == nil
+	if anonymous {
 		// An anonymous caller has no token to step up from: it needs one.
 		status = http.StatusUnauthorized
+	}
+	var challenge string
+	switch {
+	case f.cfg.Policy.Challenge != nil:
+		challenge = f.cfg.Policy.Challenge(scopes, anonymous)
+	case anonymous:
+		challenge = `Bearer scope="` + strings.Join(scopes, " ") + `"`
+	default:
+		challenge = `Bearer error="insufficient_scope", scope="` + strings.Join(scopes, " ") + `"`
 	}
 	return mcp.NewError(mcp.CodeInvalidRequest, "Forbidden: tool %q needs the scopes %s", tool, mcp.Verbatim(strings.Join(scopes, " "))).
 		WithStatus(status).WithHeader("WWW-Authenticate", challenge).
@@ -269,6 +274,18 @@ type denial struct {
 	kind, scope, quota string
 	retryAfter         time.Duration
 	message            string
+}
+
+// reason names the check that refused, as the audit log says it:
+// rate_limited, concurrency, quota_exceeded or policy.
+func (d *denial) reason() string {
+	switch {
+	case d.scope == "concurrency":
+		return "concurrency"
+	case d.kind == "policy_denied":
+		return "policy"
+	}
+	return d.kind
 }
 
 func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {

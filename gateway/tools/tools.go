@@ -236,7 +236,7 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 		if d != nil {
 			f.calls.WithLabelValues("denied").Inc()
 			r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
-			return mcp.Pooled(d.result(r)).SetDenied(d.kind), nil
+			return mcp.Pooled(d.result(r)).SetDenied(d.reason()), nil
 		}
 		if release != nil {
 			defer release()
