@@ -27,6 +27,17 @@ type callSpec struct {
 	ok func(status int, body []byte) bool
 }
 
+// withHeader sets the values of extra on every request of s, replacing
+// the spec's own for the same keys: the Authorization of the bearer-token
+// targets, on top of a spec built for any target. A nil extra leaves s as
+// it is.
+func (s *callSpec) withHeader(extra http.Header) *callSpec {
+	for k, v := range extra {
+		s.header[k] = v
+	}
+	return s
+}
+
 // ids numbers JSON-RPC requests across the whole run, so no two requests
 // on a session share an id.
 var ids atomic.Uint64
@@ -291,9 +302,9 @@ func statelessSpec(url, size string) *callSpec {
 const initBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + sessionVersion +
 	`","capabilities":{"roots":{"listChanged":true},"sampling":{}},"clientInfo":{"name":"mcp-gateway-bench","version":"1.0.0"}}}`
 
-// postMCP sends one MCP message and returns the status, the session id
-// header and the body.
-func postMCP(hc *http.Client, url, sid, body string) (int, string, []byte, error) {
+// postMCP sends one MCP message, with the values of extra (nil: none) in
+// its header, and returns the status, the session id header and the body.
+func postMCP(hc *http.Client, url, sid, body string, extra http.Header) (int, string, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
 	if err != nil {
 		return 0, "", nil, err
@@ -302,6 +313,9 @@ func postMCP(hc *http.Client, url, sid, body string) (int, string, []byte, error
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("MCP-Protocol-Version", sessionVersion)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -312,16 +326,17 @@ func postMCP(hc *http.Client, url, sid, body string) (int, string, []byte, error
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), b, err
 }
 
-// openSession runs the handshake: initialize, then notifications/initialized.
-func openSession(hc *http.Client, url string) (string, error) {
-	status, sid, body, err := postMCP(hc, url, "", initBody)
+// openSession runs the handshake: initialize, then notifications/initialized,
+// both with the values of extra (nil: none) in their header.
+func openSession(hc *http.Client, url string, extra http.Header) (string, error) {
+	status, sid, body, err := postMCP(hc, url, "", initBody, extra)
 	if err != nil {
 		return "", err
 	}
 	if status != http.StatusOK || sid == "" {
 		return "", fmt.Errorf("initialize: status %d, session %q: %.300s", status, sid, body)
 	}
-	status, _, body, err = postMCP(hc, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	status, _, body, err = postMCP(hc, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, extra)
 	if err != nil {
 		return "", err
 	}

@@ -33,7 +33,7 @@ func main() {
 	flag.DurationVar(&o.phase, "phase", 0, "length of each load phase (default 3s; 400ms with -quick)")
 	flag.StringVar(&o.specsDir, "specs", "", "directory holding github-api.github.com.json (default $MCPGW_SPECS_DIR, else ../shared/specs)")
 	flag.IntVar(&o.sessions, "sessions", 0, "idle sessions created for the memory figures (default 10000; 2000 with -quick)")
-	flag.StringVar(&o.only, "targets", "", "measure only these targets, comma-separated: direct, gw-mem, gw-stateless, gw-redis, gw-redis-3, proxy-3, sdk (the proxy always)")
+	flag.StringVar(&o.only, "targets", "", "measure only these targets, comma-separated: direct, gw-mem, gw-stateless, gw-auth, gw-auth-stateless, gw-redis, gw-redis-3, proxy-3, sdk (the proxy always)")
 	flag.BoolVar(&o.calls, "calls-only", false, "measure the calls only (no allocations, GitHub or session figures)")
 	flag.BoolVar(&o.docOnly, "doc-only", false, "measure GitHub's description only (load, generate, print, serving start), no calls, Redis or sessions")
 	flag.Parse()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ type runner struct {
 
 	procs   []*proc
 	redis   *redisServer
+	issuer  *issuer
 	backend string
 	targets []*target
 	rate    map[string]float64 // open-loop calls/s per payload size
@@ -95,10 +97,49 @@ func (r *runner) stopAll() {
 		}
 	}
 	r.redis.stop()
+	r.issuer.close()
 }
 
 func (r *runner) gatewayArgs(doc string, extra ...string) []string {
-	return append([]string{r.bins.gateway, "--openapi", doc, "--upstream", r.backend, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)
+	return r.gatewayArgsAt(doc, "127.0.0.1:0", extra...)
+}
+
+// gatewayArgsAt is gatewayArgs listening on addr.
+func (r *runner) gatewayArgsAt(doc, addr string, extra ...string) []string {
+	return append([]string{r.bins.gateway, "--openapi", doc, "--upstream", r.backend, "--listen", addr, "--log-level", "warn"}, extra...)
+}
+
+// startAuthGateway starts the memory gateway with authentication on,
+// trusting tokens of the run's issuer, and returns it with the audience
+// its tokens need. Its public_url has to be the address it listens on, so
+// the port is picked before it starts: a free one is found and released,
+// and should something else take it first, another one is tried.
+func (r *runner) startAuthGateway(doc string) (*proc, string, error) {
+	var err error
+	for range 3 {
+		var addr string
+		if addr, err = freeAddr(); err != nil {
+			return nil, "", err
+		}
+		public := "http://" + addr
+		var p *proc
+		p, err = r.start("gateway (memory, auth)", r.gatewayArgsAt(doc, addr, "--public-url", public, "--auth-issuer", r.issuer.url))
+		if err == nil {
+			return p, public + "/mcp", nil // the default audience: public_url + mount_path
+		}
+	}
+	return nil, "", err
+}
+
+// freeAddr is a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr, nil
 }
 
 // setUp starts the backend, the proxy, Redis, the gateways and the SDK
@@ -162,28 +203,49 @@ func (r *runner) setUp() error {
 	if err != nil {
 		return err
 	}
-
-	session := func(url string) (func(string) *callSpec, error) {
-		sid, err := openSession(r.hc, url)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", url, err)
-		}
-		return func(size string) *callSpec { return sessionSpec(url, sid, size) }, nil
+	// The memory gateway again, with authentication on: every request
+	// carries one bearer token, which the gateway verifies once and then
+	// finds in its cache of verified tokens.
+	if r.issuer, err = startIssuer(); err != nil {
+		return err
 	}
-	gmSpec, err := session(gm.url)
+	ga, audience, err := r.startAuthGateway(doc)
 	if err != nil {
 		return err
 	}
-	grSpec, err := session(gr.url)
+	token, err := r.issuer.token(audience, "bench", 2*time.Hour)
+	if err != nil {
+		return err
+	}
+	bearer := http.Header{"Authorization": {"Bearer " + token}}
+
+	// session opens a session on url, sending extra (nil: nothing more) with
+	// the handshake and with every call.
+	session := func(url string, extra http.Header) (func(string) *callSpec, error) {
+		sid, err := openSession(r.hc, url, extra)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", url, err)
+		}
+		return func(size string) *callSpec { return sessionSpec(url, sid, size).withHeader(extra) }, nil
+	}
+	gmSpec, err := session(gm.url, nil)
+	if err != nil {
+		return err
+	}
+	gaSpec, err := session(ga.url, bearer)
+	if err != nil {
+		return err
+	}
+	grSpec, err := session(gr.url, nil)
 	if err != nil {
 		return err
 	}
 	lbURL := strings.TrimSuffix(lb.url, "/") + "/mcp"
-	g3Spec, err := session(lbURL)
+	g3Spec, err := session(lbURL, nil)
 	if err != nil {
 		return err
 	}
-	sdkSpec, err := session(sdk.url)
+	sdkSpec, err := session(sdk.url, nil)
 	if err != nil {
 		return err
 	}
@@ -199,6 +261,8 @@ func (r *runner) setUp() error {
 		{key: "proxy", label: "reverse proxy", spec: func(s string) *callSpec { return restSpec(px.url, s) }, pids: pids(px)},
 		{key: "gw-mem", label: "gateway, memory", spec: gmSpec, pids: pids(gm)},
 		{key: "gw-stateless", label: "gateway, memory, stateless 2026-07-28", spec: func(s string) *callSpec { return statelessSpec(gm.url, s) }, pids: pids(gm)},
+		{key: "gw-auth", label: "gateway, memory, bearer token", spec: gaSpec, pids: pids(ga)},
+		{key: "gw-auth-stateless", label: "gateway, memory, stateless, bearer token", spec: func(s string) *callSpec { return statelessSpec(ga.url, s).withHeader(bearer) }, pids: pids(ga)},
 		{key: "gw-redis", label: "gateway, redis", spec: grSpec, pids: pids(gr), redis: true, prefix: "bench1:"},
 		{key: "gw-redis-3", label: "3 gateways, redis, round-robin", spec: g3Spec, pids: pids(replicas...), redis: true, prefix: "bench3:"},
 		{key: "proxy-3", label: "3 reverse proxies, round-robin", spec: func(s string) *callSpec { return restSpec(strings.TrimSuffix(lbProxies.url, "/"), s) }, pids: pids(proxies...)},
@@ -207,9 +271,27 @@ func (r *runner) setUp() error {
 	if r.opts.only != "" {
 		keep := map[string]bool{"proxy": true}
 		for k := range strings.SplitSeq(r.opts.only, ",") {
-			keep[strings.TrimSpace(k)] = true
+			k = strings.TrimSpace(k)
+			if k == "" {
+				continue
+			}
+			if r.target(k) == nil {
+				return fmt.Errorf("-targets: no target %q", k)
+			}
+			keep[k] = true
 		}
 		r.targets = slices.DeleteFunc(r.targets, func(t *target) bool { return !keep[t.key] })
+	}
+	// One call of each target and payload before any is measured: a target
+	// that refuses every call (a 401 for a token the gateway does not
+	// accept, say) stops the run here instead of being measured as a stream
+	// of fast failures.
+	for _, t := range r.targets {
+		for _, size := range sizes {
+			if err := newWorker(t.spec(size), r.hc).do(context.Background()); err != nil {
+				return fmt.Errorf("%s, %s: first call: %w", t.key, size, err)
+			}
+		}
 	}
 	return nil
 }
@@ -374,7 +456,7 @@ func (r *runner) cacheMisses() {
 		url := t.spec("1k").url
 		m := missSample{target: key, names: map[string]int64{}}
 		for range 5 {
-			sid, err := openSession(r.hc, url)
+			sid, err := openSession(r.hc, url, nil)
 			if err != nil {
 				logf("cache miss %s: %v", key, err)
 				break
@@ -475,7 +557,7 @@ func (r *runner) sessionMemory() {
 	url := gr.spec("1k").url
 	m.redisBefore = r.redis.usedMemory()
 	for i := range n {
-		if _, err := openSession(r.hc, url); err != nil {
+		if _, err := openSession(r.hc, url, nil); err != nil {
 			m.failed = fmt.Sprintf("session %d on %s: %v", i, gr.key, err)
 			break
 		}
@@ -553,7 +635,7 @@ func (r *runner) githubFigures() {
 		}
 	}
 	defer gw.stop()
-	sid, err := openSession(r.hc, gw.url)
+	sid, err := openSession(r.hc, gw.url, nil)
 	if err != nil {
 		g.err = err.Error()
 		return
@@ -568,7 +650,7 @@ func (r *runner) githubFigures() {
 				params = `{"cursor":` + string(c) + `}`
 			}
 			t0 := time.Now()
-			status, _, body, err := postMCP(r.hc, gw.url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`)
+			status, _, body, err := postMCP(r.hc, gw.url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`, nil)
 			wall += time.Since(t0)
 			if err != nil || status != http.StatusOK {
 				g.err = fmt.Sprintf("tools/list: %v status %d", err, status)

@@ -20,6 +20,7 @@ type figures struct {
 	redisPerCall  float64
 	errors        int64
 	unsent        int64
+	firstErr      string           // of the first round that had an error
 	redisCmds     map[string]int64 // summed over rounds
 }
 
@@ -58,6 +59,9 @@ func (r *runner) figures(key, size string) figures {
 	for _, s := range ss {
 		f.errors += s.errors
 		f.unsent += s.unsent
+		if f.firstErr == "" {
+			f.firstErr = s.firstErr
+		}
 		for k, v := range s.redisCmds {
 			f.redisCmds[k] += v
 		}
@@ -147,7 +151,12 @@ func (r *runner) report() string {
 	p("), latency counted from each call's scheduled send time. ")
 	p("*CPU/call*: user+system time of the serving process(es) from /proc during the fixed-rate phase ")
 	p("(for 3 gateways: the three replicas, not the round-robin proxy). *Redis cmds/call*: INFO commandstats over the 32-connection and fixed-rate phases. ")
-	p("Ratios are to the reverse proxy.\n\n")
+	p("Ratios are to the reverse proxy.")
+	if r.target("gw-auth") != nil || r.target("gw-auth-stateless") != nil {
+		p(" *bearer token*: a gateway of its own with authentication on (`--auth-issuer`, an issuer in the bench process with one RSA key); ")
+		p("every request carries the same RS256 token, which the gateway verifies once and then finds in its cache of verified tokens.")
+	}
+	p("\n\n")
 	for _, size := range sizes {
 		px := r.figures("proxy", size)
 		p("### %s payload (%d bytes from the backend)\n\n", strings.ToUpper(size[:len(size)-1])+" KB", r.res.payloadSz[size])
@@ -166,6 +175,14 @@ func (r *runner) report() string {
 			p("| %s | %.0f | %.0f | %.2f | %s | %s | %.2f | %s | %.2f | %s | %s | %s |\n", t.label,
 				f.tput1, f.tput32, ratio(f.tput32, px.tput32), ms(f.p50), ms(f.p99), ratio(float64(f.p99), float64(px.p99)),
 				us(f.cpuFixed), ratio(float64(f.cpuFixed), float64(px.cpuFixed)), us(f.cpu32), redis, errs)
+		}
+		p("\n")
+		// Failed calls are not in the figures above (calls/s and CPU per
+		// call count answered calls); say what they were.
+		for _, t := range r.targets {
+			if f := r.figures(t.key, size); f.errors > 0 {
+				p("- **%s: %d calls failed**; the first: `%.200s`\n", t.label, f.errors, f.firstErr)
+			}
 		}
 		p("\n")
 	}
@@ -336,7 +353,7 @@ func (r *runner) reportTargets(p func(string, ...any)) {
 	p("| figure | target | measured | |\n|---|---|---|---|\n")
 	var gws []string
 	judged := 0
-	for i, key := range []string{"gw-mem", "gw-redis", "gw-stateless", "gw-redis-3"} {
+	for i, key := range []string{"gw-mem", "gw-redis", "gw-stateless", "gw-auth", "gw-auth-stateless", "gw-redis-3"} {
 		if r.target(key) != nil {
 			gws = append(gws, key)
 			if i < 2 {
@@ -382,6 +399,22 @@ func (r *runner) reportTargets(p func(string, ...any)) {
 				ratio(g.tput32, px.tput32), ratio(float64(g.cpuFixed), float64(px.cpuFixed)), ratio(float64(g.p99), float64(px.p99))))
 		}
 		p("| for reference: 3 gateways vs 3 reverse proxies, both behind the round-robin proxy | – | %s | – |\n", strings.Join(parts, "; "))
+	}
+	// What a bearer token adds: each authenticated target against the same
+	// calls without one (two gateway processes of the same build).
+	var authParts []string
+	for _, pair := range [][2]string{{"gw-auth", "gw-mem"}, {"gw-auth-stateless", "gw-stateless"}} {
+		if r.target(pair[0]) == nil || r.target(pair[1]) == nil {
+			continue
+		}
+		for _, size := range sizes {
+			a, n := r.figures(pair[0], size), r.figures(pair[1], size)
+			authParts = append(authParts, fmt.Sprintf("%s ÷ %s %s: throughput %.2f, CPU/call %.2f, p99 %.2f", pair[0], pair[1], size,
+				ratio(a.tput32, n.tput32), ratio(float64(a.cpuFixed), float64(n.cpuFixed)), ratio(float64(a.p99), float64(n.p99))))
+		}
+	}
+	if len(authParts) > 0 {
+		p("| for reference: bearer token vs none | – | %s | – |\n", strings.Join(authParts, "; "))
 	}
 
 	// Allocations: the in-process benchmark has the memory gateway only.

@@ -36,6 +36,7 @@ var (
 	errCrit       = errors.New("auth: the token has critical header parameters")
 	errKID        = errors.New("auth: the token's kid is not a string")
 	errNoSubject  = errors.New("auth: the token has no sub claim")
+	errIssuer     = errors.New("auth: the token is from another issuer")
 )
 
 // jwks is the issuer's key set, cached in memory: jwkset fetches it at
@@ -181,6 +182,12 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 		}
 		if v.jwks == nil {
 			return nil, errAlgorithm
+		}
+		if c, ok := t.Claims.(*claims); ok && c.Issuer != v.cfg.Issuer {
+			// Another issuer's token (or one naming none) is refused as
+			// such before its kid is looked up: it must not spend the
+			// unknown-kid refresh a real rotation needs.
+			return nil, errIssuer
 		}
 		key, err := v.jwks.keys.KeyfuncCtx(ctx)(t)
 		if err != nil {

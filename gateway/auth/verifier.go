@@ -336,6 +336,11 @@ func (v *Verifier) refusal(tok *jwt.Token, c *claims, err error) *Failure {
 		why = "the token's signing algorithm is not accepted"
 	case errors.Is(err, errCrit):
 		why = "the token has critical header parameters this resource does not understand"
+	case errors.Is(err, errIssuer) && c.Issuer == "":
+		why = "the token has no issuer"
+	case errors.Is(err, errIssuer):
+		// Checked before the key, unverified: it only refuses.
+		why = "the token is from another issuer"
 	case errors.Is(err, errUnknownKey):
 		why = "the token's signing key is unknown"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
