@@ -213,7 +213,7 @@ func (r *runner) setUp() error {
 	if err != nil {
 		return err
 	}
-	token, err := r.issuer.token(audience, "bench", 2*time.Hour)
+	token, err := r.issuer.token(audience+"/wrong", "bench", 2*time.Hour)
 	if err != nil {
 		return err
 	}
