@@ -262,7 +262,7 @@ func (r *runner) setUp() error {
 		{key: "gw-mem", label: "gateway, memory", spec: gmSpec, pids: pids(gm)},
 		{key: "gw-stateless", label: "gateway, memory, stateless 2026-07-28", spec: func(s string) *callSpec { return statelessSpec(gm.url, s) }, pids: pids(gm)},
 		{key: "gw-auth", label: "gateway, memory, bearer token", spec: gaSpec, pids: pids(ga)},
-		{key: "gw-auth-stateless", label: "gateway, memory, stateless, bearer token", spec: func(s string) *callSpec { return statelessSpec(ga.url, s).withHeader(http.Header{"Authorization": {"Bearer " + token + "x"}}) }, pids: pids(ga)},
+		{key: "gw-auth-stateless", label: "gateway, memory, stateless, bearer token", spec: func(s string) *callSpec { return statelessSpec(ga.url, s).withHeader(bearer) }, pids: pids(ga)},
 		{key: "gw-redis", label: "gateway, redis", spec: grSpec, pids: pids(gr), redis: true, prefix: "bench1:"},
 		{key: "gw-redis-3", label: "3 gateways, redis, round-robin", spec: g3Spec, pids: pids(replicas...), redis: true, prefix: "bench3:"},
 		{key: "proxy-3", label: "3 reverse proxies, round-robin", spec: func(s string) *callSpec { return restSpec(strings.TrimSuffix(lbProxies.url, "/"), s) }, pids: pids(proxies...)},

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,4 +99,59 @@ paths:
 	require.Equal(t, 2, strings.Count(stderr.String(), "OpenAPI 3.1 construct in a pre-3.1 document"), stderr.String())
 	require.Contains(t, stderr.String(), "at=paths./x.post.requestBody.content.application/json.schema.properties.a.anyOf[1]")
 	require.NotContains(t, stderr.String(), "an array of types is for OpenAPI")
+}
+
+// The startup says loudly what an unauthenticated public listener means,
+// and what identity_header trusts; admin_listen moves metrics and probes
+// off the MCP listener.
+func TestBinarySecurityStartup(t *testing.T) {
+	_, port, _ := strings.Cut(freeAddr(t), ":")
+	p := startGateway(t, "--demo", "--listen", "0.0.0.0:"+port, "--identity-header", "X-Forwarded-For")
+	logs := stderrOf(p)
+	require.Contains(t, logs, "AUTHENTICATION IS OFF on a non-loopback address")
+	require.Contains(t, logs, "identity_header is set")
+
+	p = startGateway(t, "--demo", "--listen", freeAddr(t))
+	require.NotContains(t, stderrOf(p), "AUTHENTICATION IS OFF", "loopback is the safe default")
+
+	admin := freeAddr(t)
+	p = startGateway(t, "--demo", "--listen", freeAddr(t), "--admin-listen", admin)
+	base := strings.TrimSuffix(p.url, "/mcp")
+	for path, want := range map[string]int{"/metrics": 404, "/healthz": 404, "/readyz": 404} {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, "MCP listener %s", path)
+		resp, err = http.Get("http://" + admin + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, "admin listener %s", path)
+	}
+}
+
+// A document fetched by URL cannot send the gateway's backend
+// credentials to another host: its servers must be on its own origin
+// unless upstream is set.
+func TestBinaryRefusesAForeignDefaultUpstream(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "http://attacker.example/api"}]
+paths:
+  /a:
+    get: {operationId: a, summary: a, responses: {"200": {description: ok}}}
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write([]byte(doc))
+	}))
+	defer srv.Close()
+	out, err := exec.Command(gatewayBinary(t), "--openapi", srv.URL+"/openapi.yaml", "--listen", freeAddr(t)).CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	require.Equal(t, 2, exit.ExitCode(), "%s", out)
+	require.Contains(t, string(out), "http://attacker.example/api is not on the document's origin "+srv.URL)
+	require.Contains(t, string(out), "set upstream explicitly")
+
+	// With upstream named, the operator chose: it starts.
+	startGateway(t, "--openapi", srv.URL+"/openapi.yaml", "--upstream", "http://127.0.0.1:9", "--listen", freeAddr(t))
 }

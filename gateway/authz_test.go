@@ -1,18 +1,21 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/quota"
@@ -381,4 +384,66 @@ func TestQuotaWebhook(t *testing.T) {
 	require.Equal(t, "policy_denied", denialOf(t, r)["kind"])
 	require.NotContains(t, string(r.body), "127.0.0.1", "the hook's address is not shown")
 	require.Equal(t, int32(5), asks.Load())
+}
+
+// Every tools/call leaves one audit line: admitted, refused by scope or
+// rate, refused for want of a token, or failed; arguments redacted.
+func TestAuditRecordsEveryToolCall(t *testing.T) {
+	var buf syncBuffer
+	w, err := audit.New(audit.Config{Output: &buf, Replica: "r1"})
+	require.NoError(t, err)
+	cfg := Config{Policy: tools.Policy{PerTool: quota.Limit{Rate: 0.001, Burst: 1}}}
+	g := newScopedGateway(t, cfg, Deps{Audit: w})
+	tok := "rita:pets:read"
+	sid := g.initializeAs(t, tok)
+	g.callAs(t, tok, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listPets","arguments":{"password":"hunter22"}}}`)
+	g.callAs(t, tok, sid, callBody(2, "openThing"))
+	g.callAs(t, tok, sid, callBody(3, "listPets"))
+	g.callAs(t, tok, sid, callBody(6, "addPet"))
+	g.do(t, exchange{body: callBody(4, "listPets"), headers: map[string]string{"Mcp-Session-Id": sid}})
+	g.callAs(t, tok, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	require.NoError(t, w.Close())
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		lines = append(lines, m)
+	}
+	require.Len(t, lines, 5, "one line per tools/call, none for tools/list:\n%s", buf.String())
+	byOutcome := func(i int) string { return fmt.Sprint(lines[i]["outcome"], "/", lines[i]["reason"]) }
+	// An argument the tool does not take: a tool error, nothing sent.
+	require.Equal(t, "tool_error/<nil>", byOutcome(0))
+	require.Nil(t, lines[0]["backend_status"])
+	require.Equal(t, map[string]any{"password": "[REDACTED]"}, lines[0]["arguments"])
+	require.NotContains(t, buf.String(), "hunter22")
+	require.Equal(t, "ok/<nil>", byOutcome(1))
+	require.Equal(t, "rita", lines[1]["principal"])
+	require.Equal(t, "sub:rita", lines[1]["client"])
+	require.Equal(t, "openThing", lines[1]["tool"])
+	require.Equal(t, "r1", lines[1]["replica"])
+	require.EqualValues(t, 200, lines[1]["backend_status"])
+	require.Len(t, lines[1]["session"], 16, "a hash, never the id")
+	require.NotContains(t, buf.String(), sid)
+	require.Equal(t, "denied/rate_limited", byOutcome(2))
+	require.Equal(t, "denied/insufficient_scope", byOutcome(3))
+	require.Equal(t, "denied/unauthenticated", byOutcome(4))
+}
+
+// syncBuffer is a bytes.Buffer safe for the audit writer's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

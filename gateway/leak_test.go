@@ -330,7 +330,7 @@ func send(t *testing.T, g *testGateway, tok string, h hit) reply {
 	if h.chunked {
 		body = io.MultiReader(body)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, m, g.hs.URL+path, body)
 	require.NoError(t, err)
