@@ -4,9 +4,11 @@
 //   - direct: the REST call straight to a small JSON backend;
 //   - proxy: the same call through a plain httputil.ReverseProxy with the
 //     gateway's backend transport settings;
-//   - gateway (memory), gateway (stateless 2026-07-28), gateway (redis), and
-//     three gateway replicas sharing one Redis behind a round-robin proxy:
-//     the equivalent tools/call;
+//   - gateway (memory), gateway (stateless 2026-07-28), the same two with a
+//     bearer token on a gateway with authentication on (its issuer runs in
+//     this process, issuer.go), gateway (redis), and three gateway replicas
+//     sharing one Redis behind a round-robin proxy: the equivalent
+//     tools/call;
 //   - sdk: a minimal MCP server written with the official Go SDK whose one
 //     tool makes the same REST call (bench/sdkserver).
 //

@@ -389,7 +389,7 @@ func (r *runner) rounds() {
 				t := r.targets[(i+round)%n]
 				s := r.measureTarget(t, size)
 				r.res.samples[t.key+"/"+size] = append(r.res.samples[t.key+"/"+size], s)
-				logf("round %d %-4s %-13s c1 %6.0f/s  c32 %6.0f/s  p50 %7s p99 %7s  cpu %6s/call  redis %.3f/call  errors %d",
+				logf("round %d %-4s %-17s c1 %6.0f/s  c32 %6.0f/s  p50 %7s p99 %7s  cpu %6s/call  redis %.3f/call  errors %d",
 					round+1, size, t.key, s.tput1, s.tput32, s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond),
 					s.cpuFixed.Round(100*time.Nanosecond), s.redisPerCall, s.errors)
 				if s.firstErr != "" {
@@ -553,6 +553,11 @@ func (r *runner) sessionMemory() {
 	n := r.opts.sessions
 	m := sessionMemory{n: n}
 	gr := r.target("gw-redis")
+	if gr == nil {
+		m.failed = "gw-redis is not among -targets"
+		r.res.sessMem = m
+		return
+	}
 	logf("opening %d idle sessions on the redis gateway", n)
 	url := gr.spec("1k").url
 	m.redisBefore = r.redis.usedMemory()
