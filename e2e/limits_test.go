@@ -20,27 +20,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
-	"github.com/mcp-gateway/mcp-gateway/internal/redistest"
 )
 
 func TestLimitsAcrossReplicas(t *testing.T) {
-	for _, kind := range []struct {
-		name  string
-		redis func(t *testing.T) (url string, c redis.UniversalClient)
-	}{
-		{"standalone", func(t *testing.T) (string, redis.UniversalClient) {
-			s := redistest.Standalone(t)
-			return s.URL, s.Client(t)
-		}},
-		{"cluster", func(t *testing.T) (string, redis.UniversalClient) {
-			c := redistest.Cluster(t)
-			return c.URL, c.Client(t)
-		}},
-	} {
+	for _, kind := range redisKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
 			redisURL, rdb := kind.redis(t)

@@ -26,20 +26,23 @@ import (
 // through the keep-alive backstop (a lost wake-up hint) fails the test.
 const eventWait = 10 * time.Second
 
+// redisKinds are the Redis deployments the replica tests run on.
+var redisKinds = []struct {
+	name  string
+	redis func(t *testing.T) (url string, c redis.UniversalClient)
+}{
+	{"standalone", func(t *testing.T) (string, redis.UniversalClient) {
+		s := redistest.Standalone(t)
+		return s.URL, s.Client(t)
+	}},
+	{"cluster", func(t *testing.T) (string, redis.UniversalClient) {
+		c := redistest.Cluster(t)
+		return c.URL, c.Client(t)
+	}},
+}
+
 func TestReplicas(t *testing.T) {
-	for _, kind := range []struct {
-		name  string
-		redis func(t *testing.T) (url string, c redis.UniversalClient)
-	}{
-		{"standalone", func(t *testing.T) (string, redis.UniversalClient) {
-			s := redistest.Standalone(t)
-			return s.URL, s.Client(t)
-		}},
-		{"cluster", func(t *testing.T) (string, redis.UniversalClient) {
-			c := redistest.Cluster(t)
-			return c.URL, c.Client(t)
-		}},
-	} {
+	for _, kind := range redisKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
 			redisURL, rdb := kind.redis(t)

@@ -69,12 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
-		var ce *configError
-		if errors.As(err, &ce) {
-			return exitConfig
-		}
-		return exitFailure
+		return startupFailed(stderr, cfg, err)
 	}
 
 	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
@@ -99,12 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	verifier, err := newVerifier(ctx, cfg, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
-		var ce *configError
-		if errors.As(err, &ce) {
-			return exitConfig
-		}
-		return exitFailure
+		return startupFailed(stderr, cfg, err)
 	}
 	if verifier != nil {
 		defer verifier.Close()
@@ -240,6 +230,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		log.Warn("background work did not stop within the grace period")
 	}
 	return code
+}
+
+// startupFailed prints why the gateway cannot start, scrubbed of
+// credentials, and returns the exit status: 2 for a configuration error.
+func startupFailed(stderr io.Writer, cfg *config, err error) int {
+	fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
+	var ce *configError
+	if errors.As(err, &ce) {
+		return exitConfig
+	}
+	return exitFailure
 }
 
 // callMemoryBudget is the memory max_concurrent_calls: auto plans for:

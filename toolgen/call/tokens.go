@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 
@@ -293,5 +294,20 @@ func newTokenClient(transport http.RoundTripper) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
+	}
+}
+
+// awaitToken waits for a shared fetch of a token (singleflight) or for
+// the call's own end, whichever comes first; the fetch goes on for the
+// others.
+func awaitToken(ctx context.Context, ch <-chan singleflight.Result) (string, error) {
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return "", r.Err
+		}
+		return r.Val.(string), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }

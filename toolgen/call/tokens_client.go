@@ -122,15 +122,7 @@ func (s *clientCredentials) token(ctx context.Context) (string, error) {
 		s.last.Store(t)
 		return t.AccessToken, nil
 	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return "", r.Err
-		}
-		return r.Val.(string), nil
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return awaitToken(ctx, ch)
 }
 
 // clientCredentialsReason says why x/oauth2 got no token, without its

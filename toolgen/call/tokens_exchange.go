@@ -92,15 +92,7 @@ func (x *tokenExchange) token(ctx context.Context) (string, error) {
 		}
 		return tok, nil
 	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return "", r.Err
-		}
-		return r.Val.(string), nil
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return awaitToken(ctx, ch)
 }
 
 // exchangeAnswer is the token endpoint's answer (RFC 8693 2.2, RFC 6749
