@@ -57,13 +57,14 @@ var forbiddenEverywhere = []needle{
 	{"Redis", "redis"},
 }
 
-// The backend credentials the leak gateways hold. The query key has
-// characters that URL-encoding changes, so that its encoded form is a
-// needle of its own.
+// The backend credentials the leak gateways hold. The query and cookie
+// keys have characters that their encodings change, so that what goes on
+// the wire to the backend differs from the value configured.
 const (
 	leakBearer    = "sekret-bearer-token-123"
 	leakHeaderKey = "sekret-api-key-456"
 	leakQueryKey  = "sekret query/key+789&x"
+	leakCookieKey = "sekret,cookie/key-321"
 	leakStatic    = "sekret-static-header-0xdeadbeef"
 )
 
@@ -85,16 +86,36 @@ func newLeakChecker(extra ...needle) *leakChecker {
 }
 
 // secretForms are the forms a credential could come back in: as it is,
-// escaped for a URL and for JSON.
+// escaped for JSON, and each way a URL or a cookie may carry it, among
+// them those the caller sends it in (every byte but RFC 3986 unreserved
+// ones escaped, a space as %20, in a query; RFC 6265 cookie-octets kept in
+// a cookie).
 func secretForms(name, v string) []needle {
 	js, _ := json.Marshal(v)
 	out := []needle{{name, v}}
-	for _, f := range []string{url.QueryEscape(v), url.PathEscape(v), string(js[1 : len(js)-1])} {
-		if f != v {
+	for _, f := range []string{
+		string(js[1 : len(js)-1]), url.QueryEscape(v), url.PathEscape(v),
+		strings.ReplaceAll(url.QueryEscape(v), "+", "%20"), cookieEscape(v),
+	} {
+		if f != v && !slices.Contains(out, needle{name + " (escaped)", f}) {
 			out = append(out, needle{name + " (escaped)", f})
 		}
 	}
 	return out
+}
+
+// cookieEscape percent-encodes what a cookie value cannot hold, and "%"
+// and ",".
+func cookieEscape(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c > 0x20 && c < 0x7f && !strings.ContainsRune(`",;\%`, rune(c)) {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // find returns the first needle in b that skip does not excuse, and where.
@@ -124,11 +145,59 @@ func (c *leakChecker) assertClean(t testing.TB, what string, r reply) {
 	}
 }
 
+// assertCleanBytes checks b as it is and, when it is JSON or SSE, every
+// string in it as a client decodes it (an escape such as \u0073 hides a
+// needle from a byte search, not from a client). Each needle found is
+// reported once.
 func (c *leakChecker) assertCleanBytes(t testing.TB, where string, b []byte) {
 	t.Helper()
-	if n, i, ok := c.find(b, nil); ok {
-		t.Errorf("LEAK in %s: %s (%q) at byte %d: …%s…", where, n.name, n.value, i, excerptAround(b, i, len(n.value)))
+	reported := map[needle]bool{}
+	report := func(how string, text []byte) {
+		t.Helper()
+		for _, n := range c.needles {
+			if i := strings.Index(strings.ToLower(string(text)), n.value); i >= 0 && !reported[n] {
+				reported[n] = true
+				t.Errorf("LEAK in %s%s: %s (%q): …%s…", where, how, n.name, n.value, excerptAround(text, i, len(n.value)))
+			}
+		}
 	}
+	report("", b)
+	for _, s := range decodedStrings(b) {
+		report(", once decoded", []byte(s))
+	}
+}
+
+// decodedStrings are the member names and strings of b as JSON, or of
+// each of its SSE data lines; none when it is neither.
+func decodedStrings(b []byte) []string {
+	docs := [][]byte{b}
+	if !json.Valid(b) {
+		docs = sseData(b)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	for _, d := range docs {
+		var v any
+		if json.Unmarshal(d, &v) == nil {
+			walk(v)
+		}
+	}
+	return out
 }
 
 func excerptAround(b []byte, i, n int) []byte {
@@ -144,13 +213,14 @@ components:
     bearer: {type: http, scheme: bearer}
     key: {type: apiKey, in: header, name: X-Api-Key}
     qkey: {type: apiKey, in: query, name: api_key}
+    ckey: {type: apiKey, in: cookie, name: session_key}
     oauth:
       type: oauth2
       flows:
         clientCredentials:
           tokenUrl: https://as.example/token
           scopes: {"items:write": write}
-security: [{bearer: [], key: [], qkey: []}]
+security: [{bearer: [], key: [], qkey: [], ckey: []}]
 paths:
   /echo:
     get: {operationId: echoRequest, summary: echoes the request headers, responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}}
@@ -249,7 +319,7 @@ func leakCaller(baseURL string) call.Config {
 	return call.Config{
 		BaseURL:      baseURL,
 		BearerToken:  leakBearer,
-		APIKeys:      map[string]string{"key": leakHeaderKey, "qkey": leakQueryKey},
+		APIKeys:      map[string]string{"key": leakHeaderKey, "qkey": leakQueryKey, "ckey": leakCookieKey},
 		Headers:      map[string]string{"X-Internal-Secret": leakStatic},
 		ToolTimeouts: map[string]time.Duration{"slow": 300 * time.Millisecond},
 	}
@@ -261,7 +331,8 @@ func leakNeedles(backendURL string) []needle {
 	out := []needle{{"the backend's URL", backendURL}, {"the backend's address", u.Host}}
 	for _, s := range []struct{ name, v string }{
 		{"the backend bearer token", leakBearer}, {"the backend header API key", leakHeaderKey},
-		{"the backend query API key", leakQueryKey}, {"a static backend header", leakStatic},
+		{"the backend query API key", leakQueryKey}, {"the backend cookie API key", leakCookieKey},
+		{"a static backend header", leakStatic},
 	} {
 		out = append(out, secretForms(s.name, s.v)...)
 	}
@@ -296,9 +367,9 @@ func newLeakServer(tb testing.TB, cfg Config, deps Deps, doc []byte, callCfg cal
 	return srv
 }
 
-func newLeakGateway(t *testing.T, cfg Config, deps Deps, backendURL string) *testGateway {
+func newLeakGateway(t *testing.T, cfg Config, deps Deps, callCfg call.Config) *testGateway {
 	t.Helper()
-	srv := newLeakServer(t, cfg, deps, []byte(leakDoc), leakCaller(backendURL))
+	srv := newLeakServer(t, cfg, deps, []byte(leakDoc), callCfg)
 	hs := httptest.NewServer(srv.Handler(nil))
 	t.Cleanup(hs.Close)
 	return &testGateway{srv: srv, url: hs.URL + srv.cfg.MountPath, hs: hs}
@@ -314,9 +385,9 @@ type hit struct {
 	stream  time.Duration     // an answer that may be a stream is read this long
 }
 
-// send makes the exchange: POSTs get JSON Content-Type and Accept, and
+// sendHit makes the exchange: POSTs get JSON Content-Type and Accept, and
 // every request carries tok unless headers say otherwise.
-func send(t *testing.T, g *testGateway, tok string, h hit) reply {
+func sendHit(t *testing.T, g *testGateway, tok string, h hit) reply {
 	t.Helper()
 	m := h.method
 	if m == "" {
@@ -330,7 +401,7 @@ func send(t *testing.T, g *testGateway, tok string, h hit) reply {
 	if h.chunked {
 		body = io.MultiReader(body)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, m, g.hs.URL+path, body)
 	require.NoError(t, err)
@@ -366,7 +437,8 @@ func send(t *testing.T, g *testGateway, tok string, h hit) reply {
 }
 
 // probe is one error path: what is sent, the status it must get (so that
-// the path is known to be reached) and, when not 0, the JSON-RPC code.
+// the path is known to be reached; 0 when it depends on timing) and, when
+// not 0, the JSON-RPC code.
 type probe struct {
 	what   string
 	hit    hit
@@ -378,11 +450,11 @@ type probe struct {
 func (c *leakChecker) runProbes(t *testing.T, g *testGateway, tok string, probes ...probe) {
 	t.Helper()
 	for _, p := range probes {
-		t0 := time.Now()
-		t.Logf("DEBUG start %s", p.what)
-		r := send(t, g, tok, p.hit)
-		t.Logf("DEBUG %s took %s", p.what, time.Since(t0))
+		r := sendHit(t, g, tok, p.hit)
 		c.assertClean(t, p.what, r)
+		if p.status == 0 {
+			continue
+		}
 		if !assert.Equal(t, p.status, r.status, "%s: %s", p.what, r.body) {
 			continue
 		}
@@ -490,8 +562,8 @@ func sessionHeaders(sid, version string) map[string]string {
 	return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
 }
 
-// with returns h with the extra headers (h is not changed).
-func with(h map[string]string, kv ...string) map[string]string {
+// withHeaders returns h with the extra headers (h is not changed).
+func withHeaders(h map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}
 	for k, v := range h {
 		out[k] = v
@@ -519,7 +591,12 @@ const (
 // with Redis gone; every answer is checked for the needles.
 func TestNoInternalDetailReachesClients(t *testing.T) {
 	rsrv := redistest.Standalone(t)
-	rdb := redis.NewClient(&redis.Options{Addr: rsrv.Addr, ContextTimeoutEnabled: true, MaxRetries: 1, DialTimeout: time.Second})
+	// As the command configures it (failing fast), with the client's own
+	// read and write timeouts short too: they end the calls the gateway
+	// leaves without a deadline (releasing a session's count) within a
+	// second or two rather than go-redis's 3s per attempt.
+	rdb := redis.NewClient(&redis.Options{Addr: rsrv.Addr, ContextTimeoutEnabled: true, MaxRetries: 1, DialTimeout: time.Second,
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
 	// The server is thrown away whole at the end (and left stopped), so
 	// its keys need no SCAN+DEL; the prefix keeps the stores apart.
@@ -548,8 +625,8 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 			Auth:     tokenAuth{},
 		}
 	}
-	a := newLeakGateway(t, cfg, deps(), backend.URL)
-	b := newLeakGateway(t, cfg, deps(), backend.URL) // touches no session before Redis stalls
+	a := newLeakGateway(t, cfg, deps(), leakCaller(backend.URL))
+	b := newLeakGateway(t, cfg, deps(), leakCaller(backend.URL)) // touches no session before Redis stalls
 
 	needles := append(leakNeedles(backend.URL), needle{"the Redis address", rsrv.Addr}, needle{"the Redis URL", rsrv.URL},
 		needle{"HTTP Basic credentials", basicCreds})
@@ -561,12 +638,12 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 
 	open := func(g *testGateway, tok, version string) string {
 		t.Helper()
-		r := send(t, g, tok, hit{body: initBody(version)})
+		r := sendHit(t, g, tok, hit{body: initBody(version)})
 		c.assertClean(t, "initialize "+version, r)
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		sid := r.header.Get(headerSessionID)
 		require.NotEmpty(t, sid)
-		r = send(t, g, tok, hit{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: sessionHeaders(sid, version)})
+		r = sendHit(t, g, tok, hit{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: sessionHeaders(sid, version)})
 		require.Equal(t, http.StatusAccepted, r.status)
 		return sid
 	}
@@ -578,7 +655,7 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 	unknownSID := strings.Repeat("A", 43)
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 80<<10) + `"}}`
 
-	r := send(t, a, tokAlice, hit{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, headers: in25})
+	r := sendHit(t, a, tokAlice, hit{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, headers: in25})
 	c.assertClean(t, "tools/list", r)
 	require.ElementsMatch(t, []string{"echoRequest", "boom", "denied", "moved", "slow", "limited", "metered", "addItem", "getItem"}, toolNames(t, r))
 
@@ -602,14 +679,14 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 			probe{era.name + ": method and result", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}`, headers: h}, 400, -32600},
 			probe{era.name + ": params a string", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}`, headers: h}, 400, -32600},
 			probe{era.name + ": a JSON string", hit{body: `"ping"`, headers: h}, 400, -32600},
-			probe{era.name + ": wrong Content-Type", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: with(h, "Content-Type", "text/plain")}, 415, -32600},
-			probe{era.name + ": a malformed Content-Type", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: with(h, "Content-Type", "application/json; charset=\"")}, 415, -32600},
-			probe{era.name + ": wrong Accept", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: with(h, "Accept", "text/html")}, 406, -32600},
+			probe{era.name + ": wrong Content-Type", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: withHeaders(h, "Content-Type", "text/plain")}, 415, -32600},
+			probe{era.name + ": a malformed Content-Type", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: withHeaders(h, "Content-Type", "application/json; charset=\"")}, 415, -32600},
+			probe{era.name + ": wrong Accept", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: withHeaders(h, "Accept", "text/html")}, 406, -32600},
 			probe{era.name + ": huge body", hit{body: big, headers: h}, 413, -32600},
 			probe{era.name + ": huge body, chunked", hit{body: big, headers: h, chunked: true}, 413, -32600},
 			probe{era.name + ": PUT", hit{method: http.MethodPut, body: `{}`, headers: h}, 405, -32600},
-			probe{era.name + ": a Host not allowed", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: with(h, "Host", "evil.example")}, 403, -32600},
-			probe{era.name + ": an Origin not allowed", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: with(h, "Origin", "https://evil.example")}, 403, -32600},
+			probe{era.name + ": a Host not allowed", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: withHeaders(h, "Host", "evil.example")}, 403, -32600},
+			probe{era.name + ": an Origin not allowed", hit{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: withHeaders(h, "Origin", "https://evil.example")}, 403, -32600},
 		)
 	}
 	for _, p := range []probe{
@@ -649,9 +726,9 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		{"session: rate limit denial", hit{body: toolCall(6, "limited", `{}`), headers: in25}, 200, 0},
 		{"session: quota (1st)", hit{body: toolCall(7, "metered", `{}`), headers: in25}, 200, 0},
 		{"session: quota denial", hit{body: toolCall(8, "metered", `{}`), headers: in25}, 200, 0},
-		{"session: GET stream of an unknown session", hit{method: http.MethodGet, headers: with(sessionHeaders(unknownSID, "2025-11-25"), "Accept", "text/event-stream")}, 404, -32001},
+		{"session: GET stream of an unknown session", hit{method: http.MethodGet, headers: withHeaders(sessionHeaders(unknownSID, "2025-11-25"), "Accept", "text/event-stream")}, 404, -32001},
 		{"session: GET stream without Accept", hit{method: http.MethodGet, headers: in25}, 406, -32600},
-		{"session: GET stream with a bad Last-Event-ID", hit{method: http.MethodGet, headers: with(in25, "Accept", "text/event-stream", "Last-Event-ID", "garbage:xyz"), stream: time.Second}, 400, 0},
+		{"session: GET stream with a bad Last-Event-ID", hit{method: http.MethodGet, headers: withHeaders(in25, "Accept", "text/event-stream", "Last-Event-ID", "garbage:xyz"), stream: time.Second}, 400, 0},
 		{"DELETE of an unknown session", hit{method: http.MethodDelete, headers: sessionHeaders(unknownSID, "2025-11-25")}, 404, -32001},
 		{"DELETE of a session id not minted here", hit{method: http.MethodDelete, headers: sessionHeaders("nope", "2025-11-25")}, 404, -32001},
 		{"DELETE without a session", hit{method: http.MethodDelete}, 405, -32600},
@@ -659,9 +736,9 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		c.runProbes(t, a, tokAlice, p)
 	}
 	// The tool errors are tool errors, not transport ones.
-	r = send(t, a, tokAlice, hit{body: toolCall(9, "boom", `{}`), headers: in25})
+	r = sendHit(t, a, tokAlice, hit{body: toolCall(9, "boom", `{}`), headers: in25})
 	require.Equal(t, true, r.result(t)["isError"], "%s", r.body)
-	r = send(t, a, tokAlice, hit{body: toolCall(9, "metered", `{}`), headers: in25})
+	r = sendHit(t, a, tokAlice, hit{body: toolCall(9, "metered", `{}`), headers: in25})
 	require.Equal(t, "quota_exceeded", denialOf(t, r)["kind"])
 
 	// Authentication and authorization.
@@ -669,7 +746,7 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		probe{"no token", hit{body: initBody("2025-11-25")}, 401, -32600},
 		probe{"a bad token", hit{body: initBody("2025-11-25"), headers: map[string]string{"Authorization": "Bearer bad"}}, 401, -32600},
 		probe{"HTTP Basic credentials", hit{body: initBody("2025-11-25"), headers: map[string]string{"Authorization": "Basic " + basicCreds}}, 401, -32600},
-		probe{"no token: GET stream", hit{method: http.MethodGet, headers: with(in25, "Accept", "text/event-stream")}, 401, -32600},
+		probe{"no token: GET stream", hit{method: http.MethodGet, headers: withHeaders(in25, "Accept", "text/event-stream")}, 401, -32600},
 		probe{"no token: DELETE", hit{method: http.MethodDelete, headers: in25}, 401, -32600},
 		probe{"no token: 2024-11-05 stream", hit{method: http.MethodGet, path: a.srv.cfg.LegacySSEPath, headers: map[string]string{"Accept": "text/event-stream"}}, 401, -32600},
 		probe{"no token: 2024-11-05 message", hit{path: a.srv.cfg.LegacyMessagesPath + "?sessionId=" + s25, body: `{}`}, 401, -32600},
@@ -681,12 +758,12 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 	)
 	c.runProbes(t, a, tokMallory,
 		probe{"another principal's session", hit{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: in25}, 403, -32600},
-		probe{"another principal's session: GET stream", hit{method: http.MethodGet, headers: with(in25, "Accept", "text/event-stream")}, 403, -32600},
+		probe{"another principal's session: GET stream", hit{method: http.MethodGet, headers: withHeaders(in25, "Accept", "text/event-stream")}, 403, -32600},
 		probe{"another principal's session: DELETE", hit{method: http.MethodDelete, headers: in25}, 403, -32600},
 		probe{"another principal's session: batch", hit{body: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, headers: in0325}, 403, -32600},
 	)
 	for range 4 {
-		send(t, a, tokHog, hit{body: initBody("2025-11-25")})
+		sendHit(t, a, tokHog, hit{body: initBody("2025-11-25")})
 	}
 	c.runProbes(t, a, tokHog, probe{"too many sessions", hit{body: initBody("2025-11-25")}, 429, -32600})
 
@@ -711,8 +788,8 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		probe{"stateless: unknown method", hit{body: modernBody(1, "nope/nothing", ""), headers: modernHeaders("nope/nothing", "")}, 404, -32601},
 		probe{"stateless: a session-only method", hit{body: modernBody(1, "ping", ""), headers: modernHeaders("ping", "")}, 404, -32601},
 		probe{"stateless: no MCP-Protocol-Version", hit{body: modernBody(1, "tools/list", ""), headers: map[string]string{"Mcp-Method": "tools/list"}}, 400, -32020},
-		probe{"stateless: mismatched MCP-Protocol-Version", hit{body: modernBody(1, "tools/list", ""), headers: with(modernHeaders("tools/list", ""), "MCP-Protocol-Version", "2025-11-25")}, 400, -32020},
-		probe{"stateless: unsupported version", hit{body: strings.Replace(modernBody(1, "tools/list", ""), "2026-07-28", "2099-01-01", 1), headers: with(modernHeaders("tools/list", ""), "MCP-Protocol-Version", "2099-01-01")}, 400, -32022},
+		probe{"stateless: mismatched MCP-Protocol-Version", hit{body: modernBody(1, "tools/list", ""), headers: withHeaders(modernHeaders("tools/list", ""), "MCP-Protocol-Version", "2025-11-25")}, 400, -32020},
+		probe{"stateless: unsupported version", hit{body: strings.Replace(modernBody(1, "tools/list", ""), "2026-07-28", "2099-01-01", 1), headers: withHeaders(modernHeaders("tools/list", ""), "MCP-Protocol-Version", "2099-01-01")}, 400, -32022},
 		probe{"stateless: no Mcp-Method", hit{body: modernBody(1, "tools/list", ""), headers: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, 400, -32020},
 		probe{"stateless: mismatched Mcp-Method", hit{body: modernBody(1, "tools/list", ""), headers: modernHeaders("tools/call", "")}, 400, -32020},
 		probe{"stateless: no Mcp-Name", hit{body: modernBody(1, "tools/call", `"name":"boom","arguments":{}`), headers: modernHeaders("tools/call", "")}, 400, -32020},
@@ -721,7 +798,7 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		probe{"stateless: modern headers without _meta", hit{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: modernHeaders("tools/list", "")}, 400, -32602},
 		probe{"stateless: clientCapabilities not an object", hit{body: strings.Replace(modernBody(1, "tools/list", ""), `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":7`, 1), headers: modernHeaders("tools/list", "")}, 400, -32602},
 		probe{"stateless: unknown log level", hit{body: strings.Replace(modernBody(1, "tools/list", ""), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"loud",`, 1), headers: modernHeaders("tools/list", "")}, 200, -32602},
-		probe{"stateless: a response", hit{body: `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, headers: modernHeaders("", "")}, 400, -32600},
+		probe{"stateless: a response", hit{body: `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, headers: modernHeaders("", "")}, 400, 0},
 		probe{"stateless: a notification", hit{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + modernMeta + `}}`, headers: modernHeaders("notifications/cancelled", "")}, 202, 0},
 		probe{"stateless: unknown tool", hit{body: modernBody(1, "tools/call", `"name":"noSuchTool","arguments":{}`), headers: modernHeaders("tools/call", "noSuchTool")}, 200, -32602},
 		probe{"stateless: invalid tool arguments", hit{body: modernBody(1, "tools/call", `"name":"getItem","arguments":{"id":{"deep":[1]}}`), headers: modernHeaders("tools/call", "getItem")}, 200, 0},
@@ -730,14 +807,27 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		probe{"stateless: backend echoes the request", hit{body: modernBody(1, "tools/call", `"name":"echoRequest","arguments":{}`), headers: modernHeaders("tools/call", "echoRequest")}, 200, 0},
 		probe{"stateless: backend times out", hit{body: modernBody(1, "tools/call", `"name":"slow","arguments":{}`), headers: modernHeaders("tools/call", "slow")}, 200, 0},
 		probe{"stateless: backend error, debug log", hit{body: strings.Replace(modernBody(1, "tools/call", `"name":"boom","arguments":{}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug","progressToken":"p",`, 1), headers: modernHeaders("tools/call", "boom")}, 200, 0},
+		probe{"stateless: rate limit (1st)", hit{body: modernBody(1, "tools/call", `"name":"limited","arguments":{}`), headers: modernHeaders("tools/call", "limited")}, 200, 0},
 		probe{"stateless: rate limit denial", hit{body: modernBody(1, "tools/call", `"name":"limited","arguments":{}`), headers: modernHeaders("tools/call", "limited")}, 200, 0},
-		probe{"stateless: rate limit denial (2nd)", hit{body: modernBody(1, "tools/call", `"name":"limited","arguments":{}`), headers: modernHeaders("tools/call", "limited")}, 200, 0},
 		probe{"stateless: quota denial", hit{body: modernBody(1, "tools/call", `"name":"metered","arguments":{}`), headers: modernHeaders("tools/call", "metered")}, 200, 0},
 		probe{"stateless: resources/read of an unknown URI", hit{body: modernBody(1, "resources/read", `"uri":"file:///etc/passwd"`), headers: modernHeaders("resources/read", "file:///etc/passwd")}, 200, 0},
 		probe{"stateless: prompts/get of an unknown prompt", hit{body: modernBody(1, "prompts/get", `"name":"nope"`), headers: modernHeaders("prompts/get", "nope")}, 200, 0},
 		probe{"stateless: huge body", hit{body: big, headers: modernHeaders("ping", "")}, 413, -32600},
-		probe{"stateless: wrong Accept", hit{body: modernBody(1, "tools/list", ""), headers: with(modernHeaders("tools/list", ""), "Accept", "application/json")}, 406, -32600},
+		probe{"stateless: wrong Accept", hit{body: modernBody(1, "tools/list", ""), headers: withHeaders(modernHeaders("tools/list", ""), "Accept", "application/json")}, 406, -32600},
 	)
+
+	// An operator may forward every backend error body: what gives the
+	// backend away is still cut out.
+	verbose := leakCaller(backend.URL)
+	verbose.ErrorBody = call.ErrorBodyAll
+	v := newLeakGateway(t, Config{}, Deps{}, verbose)
+	vsid := open(v, "", "2025-11-25")
+	for _, tool := range []string{"boom", "denied", "moved", "echoRequest"} {
+		c.runProbes(t, v, "",
+			probe{"all error bodies: " + tool, hit{body: toolCall(1, tool, `{}`), headers: sessionHeaders(vsid, "2025-11-25")}, 200, 0},
+			probe{"all error bodies, stateless: " + tool, hit{body: modernBody(1, "tools/call", `"name":"`+tool+`","arguments":{}`), headers: modernHeaders("tools/call", tool)}, 200, 0},
+		)
+	}
 
 	// The 2024-11-05 transport, refusing on the POST and answering on the
 	// stream.
@@ -781,11 +871,11 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		{"quota denial", toolCall(113, "metered", `{}`)},
 	}
 	for i, m := range onStream {
-		r := send(t, a, tokAlice, hit{path: legacy.endpoint, body: m.body, headers: ct})
+		r := sendHit(t, a, tokAlice, hit{path: legacy.endpoint, body: m.body, headers: ct})
 		c.assertClean(t, "2024-11-05 POST: "+m.what, r)
 		require.Equal(t, http.StatusAccepted, r.status, "%s: %s", m.what, r.body)
 		if i == 2 {
-			require.Equal(t, http.StatusAccepted, send(t, a, tokAlice, hit{path: legacy.endpoint, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: ct}).status)
+			require.Equal(t, http.StatusAccepted, sendHit(t, a, tokAlice, hit{path: legacy.endpoint, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers: ct}).status)
 		}
 		legacy.await(t, c, m.what, 101+i)
 	}
@@ -808,18 +898,19 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		probe{"backend down: batch", hit{body: "[" + toolCall(21, "echoRequest", `{}`) + "]", headers: in0325}, 200, 0},
 		probe{"backend down: stateless", hit{body: modernBody(22, "tools/call", `"name":"boom","arguments":{}`), headers: modernHeaders("tools/call", "boom")}, 200, 0},
 	)
-	r = send(t, a, tokAlice, hit{path: legacy.endpoint, body: toolCall(120, "echoRequest", `{}`), headers: ct})
+	r = sendHit(t, a, tokAlice, hit{path: legacy.endpoint, body: toolCall(120, "echoRequest", `{}`), headers: ct})
 	c.assertClean(t, "backend down: 2024-11-05 POST", r)
 	legacy.await(t, c, "backend down", 120)
 
-	// Redis stalls: what this replica has cached goes on, what needs the
-	// store is a 503, the quota fails closed; replica b has cached
-	// nothing.
-	storeDown := func(phase string) {
+	// Redis stalls, then goes: what needs the store is a 503, the quota
+	// fails closed; what replica a has cached goes on while its broadcast
+	// subscription holds (cached: 0 once the subscription may have seen
+	// Redis go), and replica b has cached nothing.
+	storeDown := func(phase string, cached int) {
 		c.runProbes(t, a, tokAlice,
 			probe{phase + ": initialize", hit{body: initBody("2025-11-25")}, 503, -32003},
-			probe{phase + ": a cached session's quota", hit{body: toolCall(30, "metered", `{}`), headers: in25}, 200, 0},
-			probe{phase + ": a cached session's rate limit", hit{body: toolCall(31, "limited", `{}`), headers: in25}, 200, 0},
+			probe{phase + ": a cached session's quota", hit{body: toolCall(30, "metered", `{}`), headers: in25}, cached, 0},
+			probe{phase + ": a cached session's rate limit", hit{body: toolCall(31, "limited", `{}`), headers: in25}, cached, 0},
 			probe{phase + ": stateless quota", hit{body: modernBody(32, "tools/call", `"name":"metered","arguments":{}`), headers: modernHeaders("tools/call", "metered")}, 200, 0},
 			probe{phase + ": 2024-11-05 stream", hit{method: http.MethodGet, path: a.srv.cfg.LegacySSEPath, headers: map[string]string{"Accept": "text/event-stream"}, stream: 2 * time.Second}, 503, -32003},
 			probe{phase + ": readyz", hit{method: http.MethodGet, path: "/readyz"}, 503, 0},
@@ -827,19 +918,47 @@ func TestNoInternalDetailReachesClients(t *testing.T) {
 		c.runProbes(t, b, tokAlice,
 			probe{phase + ": an uncached session", hit{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers: in25}, 503, -32003},
 			probe{phase + ": an uncached session's batch", hit{body: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, headers: in0325}, 503, -32003},
-			probe{phase + ": an uncached session's GET stream", hit{method: http.MethodGet, headers: with(in25, "Accept", "text/event-stream"), stream: 2 * time.Second}, 503, -32003},
+			probe{phase + ": an uncached session's GET stream", hit{method: http.MethodGet, headers: withHeaders(in25, "Accept", "text/event-stream"), stream: 2 * time.Second}, 503, -32003},
 			probe{phase + ": DELETE of an uncached session", hit{method: http.MethodDelete, headers: in25}, 503, -32003},
 			probe{phase + ": an uncached 2024-11-05 session", hit{path: legacy.endpoint, body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: ct}, 503, -32003},
 			probe{phase + ": resuming a 2024-11-05 stream", hit{method: http.MethodGet, path: b.srv.cfg.LegacySSEPath, headers: map[string]string{"Accept": "text/event-stream", "Last-Event-ID": legacy.sessionID() + ":-"}, stream: 2 * time.Second}, 503, -32003},
 			probe{phase + ": initialize", hit{body: initBody("2025-11-25")}, 503, -32003},
 		)
-		r := send(t, a, tokAlice, hit{path: legacy.endpoint, body: toolCall(130, "metered", `{}`), headers: ct})
+		r := sendHit(t, a, tokAlice, hit{path: legacy.endpoint, body: toolCall(130, "metered", `{}`), headers: ct})
 		c.assertClean(t, phase+": 2024-11-05 POST", r)
 	}
 	rsrv.Pause()
-	storeDown("Redis stalled")
+	storeDown("Redis stalled", http.StatusOK)
 	rsrv.Resume()
 	rsrv.Stop()
-	storeDown("Redis stopped")
+	storeDown("Redis stopped", 0)
 }
 
+// errorRecorder is a testing.TB that notes Errorf instead of failing.
+type errorRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *errorRecorder) Errorf(string, ...any) { r.failed = true }
+func (r *errorRecorder) Helper()               {}
+
+// The checker finds a needle whatever its case, in a header, and behind a
+// JSON escape, in a body or an SSE event; it passes the gateway's words.
+func TestLeakCheckerFindsNeedles(t *testing.T) {
+	c := newLeakChecker(needle{"the Redis address", "127.0.0.1:6379"})
+	for _, r := range []reply{
+		{body: []byte(`{"error":"REDIS: connection refused"}`)},
+		{body: []byte(`{}`), header: http.Header{"X-Debug": {"dial tcp 127.0.0.1:6379"}}},
+		{body: []byte(`{"message":"\u0070anic"}`)},
+		{body: []byte("event: message\ndata: {\"message\":\"127.0.0.1\\u003a6379\"}\n\n")},
+	} {
+		rec := &errorRecorder{TB: t}
+		c.assertClean(rec, "x", r)
+		require.True(t, rec.failed, "%s %v", r.body, r.header)
+	}
+	rec := &errorRecorder{TB: t}
+	c.assertClean(rec, "clean", reply{header: http.Header{"Content-Type": {"application/json"}},
+		body: []byte(`{"jsonrpc":"2.0","error":{"code":-32003,"message":"Service Unavailable: the session store is unavailable"}}`)})
+	require.False(t, rec.failed)
+}

@@ -88,7 +88,9 @@ func (t timeoutGate) Admit(ctx context.Context, a quota.Admission) (quota.Verdic
 	return t.Gate.Admit(ctx, a)
 }
 
-// timeoutCounter bounds the session counter's calls by d.
+// timeoutCounter bounds every session-counter call by d: an initialize
+// against a stalled Redis answers 503 after d, not after the client's
+// own timeouts.
 type timeoutCounter struct {
 	quota.SessionCounter
 	d time.Duration
@@ -98,4 +100,16 @@ func (t timeoutCounter) Open(ctx context.Context, client, id string, perClient, 
 	ctx, cancel := context.WithTimeout(ctx, t.d)
 	defer cancel()
 	return t.SessionCounter.Open(ctx, client, id, perClient, total, ttl)
+}
+
+func (t timeoutCounter) Refresh(ctx context.Context, client, id string, ttl time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.SessionCounter.Refresh(ctx, client, id, ttl)
+}
+
+func (t timeoutCounter) Close(ctx context.Context, client, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.SessionCounter.Close(ctx, client, id)
 }

@@ -37,7 +37,9 @@ func credentials(cfg Config) *redact.Set { return redact.New(credentialValues(cf
 func credentialValues(cfg Config) []string {
 	values := []string{cfg.BearerToken, cfg.OAuthClientSecret}
 	for _, v := range cfg.APIKeys {
-		values = append(values, v)
+		// Also as this package sends them in a query or a cookie, which
+		// encode other bytes than url.QueryEscape and url.PathEscape.
+		values = append(values, v, escapeQueryValue(v), escapeCookie(v))
 	}
 	for _, v := range cfg.Headers {
 		values = append(values, v)
