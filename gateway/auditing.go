@@ -86,13 +86,15 @@ func (s *Server) auditEntry(r *mcp.Request, start time.Time) audit.Entry {
 }
 
 // auditAuthFailure records the tools/call requests of a POST that
-// authentication refused. The body is read (within MaxBodyBytes) only
-// when auditing is on.
-func (s *Server) auditAuthFailure(r *http.Request) {
+// authentication refused. The body is read only when auditing is on,
+// within MaxBodyBytes and ReadTimeout like any body, and at most MaxBatch
+// records come of one request: a client without a token cannot flood the
+// log faster than it could with one.
+func (s *Server) auditAuthFailure(w http.ResponseWriter, r *http.Request) {
 	if s.audit == nil || r.Method != http.MethodPost {
 		return
 	}
-	body, err := readLimited(r, s.cfg.MaxBodyBytes)
+	body, err := s.readJSON(w, r)
 	if err != nil {
 		return
 	}
@@ -104,6 +106,7 @@ func (s *Server) auditAuthFailure(r *http.Request) {
 	} else {
 		msgs = []json.RawMessage{body}
 	}
+	recorded := 0
 	for _, raw := range msgs {
 		var m struct {
 			Method string `json:"method"`
@@ -115,6 +118,9 @@ func (s *Server) auditAuthFailure(r *http.Request) {
 		if json.Unmarshal(raw, &m) != nil || m.Method != "tools/call" {
 			continue
 		}
+		if recorded++; recorded > s.cfg.MaxBatch {
+			return
+		}
 		s.audit.Record(audit.Entry{
 			Time:      time.Now(),
 			Client:    "addr:" + s.clientOf(r),
@@ -124,17 +130,4 @@ func (s *Server) auditAuthFailure(r *http.Request) {
 			Reason:    audit.ReasonUnauthenticated,
 		})
 	}
-}
-
-// readLimited reads a request body up to limit bytes.
-func readLimited(r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, errors.New("too large")
-	}
-	var b bytes.Buffer
-	n, err := b.ReadFrom(http.MaxBytesReader(nil, r.Body, limit))
-	if err != nil || n > limit {
-		return nil, errors.New("unreadable")
-	}
-	return b.Bytes(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
@@ -58,7 +59,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 			msg = err.Error()
 		}
 		s.metrics.authFailures.Inc()
-		s.auditAuthFailure(r)
+		s.auditAuthFailure(w, r)
 		s.fail(w, r, nil, reject(status, mcp.CodeInvalidRequest, "%s", mcp.Verbatim(msg)).WithHeader("WWW-Authenticate", challenge))
 		return r, false
 	}
@@ -109,5 +110,20 @@ func (s *Server) clientOf(r *http.Request) string {
 			}
 		}
 	}
-	return remoteHost(r)
+	return clientAddress(remoteHost(r))
+}
+
+// clientAddress is an address as a client identity: an IPv6 address
+// counts as its /64 (one subscriber's network: a client holding a /64
+// must not get 2^64 identities); IPv4 addresses are themselves.
+func clientAddress(host string) string {
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Is6() || ip.Is4In6() {
+		return host
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return host
+	}
+	return p.String()
 }

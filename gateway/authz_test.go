@@ -447,3 +447,47 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// An operation secured by an OAuth scheme that lists no scope still
+// needs a token: an anonymous caller neither sees nor calls it.
+func TestOAuthWithoutScopesNeedsAToken(t *testing.T) {
+	doc := strings.Replace(scopedDoc, `post: {operationId: addPet, summary: add, security: [{oauth: ["pets:write"]}]`,
+		`post: {operationId: addPet, summary: add, security: [{oauth: []}]`, 1)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) }))
+	defer backend.Close()
+	g := newGatewayWith(t, Config{Policy: tools.Policy{Authorize: true}}, Deps{Auth: tokenAuth{anonymous: true}}, []byte(doc), backend.URL)
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+	sid := r.header.Get("Mcp-Session-Id")
+	require.ElementsMatch(t, []string{"openThing", "keyedThing"}, toolNames(t, g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)))
+	require.Equal(t, http.StatusUnauthorized, g.sessionCall(t, sid, "2025-11-25", callBody(3, "addPet")).status)
+	// Any token will do.
+	s2 := g.initializeAs(t, "nina")
+	require.Contains(t, toolNames(t, g.callAs(t, "nina", s2, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)), "addPet")
+}
+
+// A session's limits are its own: a request of it that comes with
+// another forwarded address still counts against the session's opener.
+func TestSessionLimitsFollowTheSession(t *testing.T) {
+	g := newTestGateway(t, Config{IdentityHeader: "X-Forwarded-For",
+		Policy: tools.Policy{PerClient: quota.Limit{Rate: 0.001, Burst: 1}}})
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		headers: map[string]string{"X-Forwarded-For": "198.51.100.1"}})
+	sid := r.header.Get("Mcp-Session-Id")
+	call := func(id int, xff string) reply {
+		return g.do(t, exchange{body: callBody(id, "listNotes"), headers: map[string]string{
+			"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25", "X-Forwarded-For": xff}})
+	}
+	require.NotEqual(t, true, call(2, "198.51.100.1").result(t)["isError"])
+	require.Equal(t, "per_client", denialOf(t, call(3, "203.0.113.9, 10.0.0.1"))["scope"])
+	// Outside the session the header names the client.
+	m := g.modern(t, 4, "tools/call", `"name":"listNotes","arguments":{}`, map[string]string{"X-Forwarded-For": "203.0.113.9", "Mcp-Name": "listNotes"})
+	require.NotEqual(t, true, m.result(t)["isError"], "%s", m.body)
+}
+
+func TestClientAddressGroupsIPv6By64(t *testing.T) {
+	require.Equal(t, "2001:db8:1:2::/64", clientAddress("2001:db8:1:2:aaaa::1"))
+	require.Equal(t, clientAddress("2001:db8:1:2::1"), clientAddress("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+	require.Equal(t, "192.0.2.7", clientAddress("192.0.2.7"))
+	require.Equal(t, "::ffff:192.0.2.7", clientAddress("::ffff:192.0.2.7"))
+	require.Equal(t, "not-an-ip", clientAddress("not-an-ip"))
+}

@@ -515,21 +515,22 @@ func (s *Server) sessionRequest(r *http.Request, sess *sessions.Session, msg *me
 		lvl, _ = mcp.ParseLogLevel(sess.LogLevel)
 	}
 	req := &mcp.Request{
-		Ctx:        context.WithoutCancel(r.Context()),
-		Era:        mcp.EraSession,
-		Version:    sess.ProtocolVersion,
-		ClientCaps: sess.Capabilities,
-		ClientInfo: sess.ClientInfo,
-		SessionID:  sess.ID,
-		Client:     s.clientOf(r),
-		Principal:  principalOf(r.Context()),
-		ID:         msg.ID,
-		Method:     msg.Method,
-		Params:     msg.Params,
-		LogLevel:   lvl,
-		Out:        out,
-		Meta:       meta.Meta,
-		Stamp:      s.stamper,
+		Ctx:           context.WithoutCancel(r.Context()),
+		Era:           mcp.EraSession,
+		Version:       sess.ProtocolVersion,
+		ClientCaps:    sess.Capabilities,
+		ClientInfo:    sess.ClientInfo,
+		SessionID:     sess.ID,
+		SessionClient: sess.Client,
+		Client:        s.clientOf(r),
+		Principal:     principalOf(r.Context()),
+		ID:            msg.ID,
+		Method:        msg.Method,
+		Params:        msg.Params,
+		LogLevel:      lvl,
+		Out:           out,
+		Meta:          meta.Meta,
+		Stamp:         s.stamper,
 	}
 	if meta.fields != nil {
 		req.ProgressToken = meta.fields.ProgressToken

@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -251,6 +252,16 @@ func (c *config) validateSecurity() error {
 		return bad("auth_algorithms", "HS256 needs auth_hs256_secret_file")
 	case containsFold(c.AuthAlgorithms, "none"):
 		return bad("auth_algorithms", `"none" is never accepted`)
+	case c.AuthIssuer == "" && len(c.ScopeRules) > 0:
+		return bad("scope_rules", "need authentication on (auth_issuer): without tokens there are no scopes to check, and the tools would not be gated")
+	case c.IdentityHeader != "" && !validHeaderName(c.IdentityHeader):
+		return bad("identity_header", fmt.Sprintf("%q is not a header name", c.IdentityHeader))
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return bad("public_url", "must be http(s)://host[:port][/path], without a query, fragment or user information")
+		}
 	}
 	for i, o := range c.OpenAPIRefAllow {
 		norm, err := openapi.ParseOrigin(o)
@@ -281,4 +292,15 @@ func optionalHostPort[C any](field func(*C) *string) func(*C, any) error {
 		}
 		return parse(c, raw)
 	}
+}
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110 token).
+func validHeaderName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }

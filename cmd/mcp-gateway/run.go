@@ -152,6 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	admin := map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	handler := srv.Handler(admin)
 	var adminSrv *http.Server
+	adminDone := make(chan error, 1) // never written without an admin listener
 	if cfg.AdminListen != "" {
 		// Metrics and probes on their own listener, out of MCP clients'
 		// reach; the MCP listener serves only MCP.
@@ -164,7 +165,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		handler = srv.MCPHandler()
 		adminSrv = &http.Server{Handler: srv.AdminHandler(admin), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-		go func() { _ = adminSrv.Serve(adminLn) }()
+		go func() { adminDone <- adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 		log.Info("admin endpoints on their own listener", "url", "http://"+adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
@@ -204,6 +205,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		log.Info("shutting down", "grace", cfg.ShutdownGrace)
 	case err := <-serveDone:
 		log.Error("http server stopped", "err", err)
+		code = exitFailure
+	case err := <-adminDone:
+		// Without probes and metrics the replica is not operable: stop.
+		log.Error("admin http server stopped", "err", err)
 		code = exitFailure
 	}
 	// End push streams first (they never finish on their own), then let

@@ -65,8 +65,9 @@ type Config struct {
 	// timeout. Its response bodies are capped at 1 MiB either way.
 	HTTPClient *http.Client
 	// RefreshInterval is how often the key set is fetched again. Zero
-	// means 1h. A token naming an unknown key also fetches it again, at
-	// most once per 10s.
+	// means 10m: the bound on how long a new key stays unknown when a
+	// flood of made-up kids keeps the unknown-kid refresh busy. A token
+	// naming an unknown key also fetches it again, at most once per 10s.
 	RefreshInterval time.Duration
 	// Logger receives the verifier's own log (failed key refreshes); nil
 	// means slog.Default().
@@ -168,7 +169,7 @@ func (v *Verifier) configure() error {
 		c.ClockSkew = 30 * time.Second
 	}
 	if c.RefreshInterval == 0 {
-		c.RefreshInterval = time.Hour
+		c.RefreshInterval = 10 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

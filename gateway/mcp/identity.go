@@ -10,3 +10,14 @@ func (r *Request) Identity() string {
 	}
 	return "addr:" + r.Client
 }
+
+// LimitIdentity is the identity a request's limits count against: the
+// opener of its session when it has one (the session cannot change
+// hands: authenticated sessions are bound to their subject), else
+// Identity.
+func (r *Request) LimitIdentity() string {
+	if r.SessionID != "" && r.SessionClient != "" {
+		return r.SessionClient
+	}
+	return r.Identity()
+}

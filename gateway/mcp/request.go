@@ -27,6 +27,10 @@ type Request struct {
 	Principal *Principal
 	// SessionID is the session-era session; empty in the stateless era.
 	SessionID string
+	// SessionClient is the identity (Identity) of the client that opened
+	// the session: a session's limits stay its own whatever address or
+	// forwarded header a later request of it comes with.
+	SessionClient string
 	// Client is the remote address (without port) of the HTTP request.
 	Client string
 	ID     json.RawMessage

@@ -193,7 +193,9 @@ func granted(p *mcp.Principal, alts [][]string) bool {
 		return true
 	}
 	if p == nil {
-		return satisfies(nil, alts)
+		// Every alternative names an OAuth scheme (even with no
+		// scope): it needs a token.
+		return false
 	}
 	return satisfies(p.Scopes, alts)
 }
@@ -231,9 +233,11 @@ func (c *catalog) visible(p *mcp.Principal) []*toolgen.Tool {
 	if !c.authorize {
 		return all
 	}
-	key := ""
+	// Anonymous callers see less than a token without scopes does; NUL
+	// separates scopes (an scp array may hold one with a space).
+	key := "\x01anonymous"
 	if p != nil {
-		key = strings.Join(p.Scopes, " ")
+		key = strings.Join(p.Scopes, "\x00")
 	}
 	if v, ok := c.views.Load(key); ok {
 		return v.([]*toolgen.Tool)
@@ -323,7 +327,7 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	if tp.perTool.Unlimited() && f.cfg.CallLimit.Unlimited() && pol.PerClient.Unlimited() && pol.SessionConcurrency <= 0 && len(tp.quotas) == 0 {
 		return nil, nil // nothing to count: no allocation, no round trip
 	}
-	identity := r.Identity()
+	identity := r.LimitIdentity()
 	caller := callerKey(r)
 	var adm quota.Admission
 	adm.Tag = identity
@@ -341,25 +345,26 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	// admission: in Redis Cluster their keys live in another slot.
 	var other quota.Admission
 	for _, q := range tp.quotas {
-		qq := quota.Quota{Key: "q:" + q.Name, Name: q.Name, Limit: q.Limit, Window: q.Window}
+		// Keys end with the name, so no two kinds or names share one.
+		qq := quota.Quota{Name: q.Name, Limit: q.Limit, Window: q.Window}
 		switch {
 		case q.Per == PerGlobal:
-			other.Tag = "global"
+			qq.Key = "q:g:" + q.Name
 			other.Quotas = append(other.Quotas, qq)
 		case q.Per == PerPrincipal && r.Principal == nil:
 			// Anonymous callers share one principal's count.
-			qq.Key += ":anonymous"
+			qq.Key = "q:a:" + q.Name
 			other.Quotas = append(other.Quotas, qq)
 		case q.Per == PerPrincipal:
-			qq.Key += ":principal"
+			qq.Key = "q:p:" + q.Name
 			adm.Quotas = append(adm.Quotas, qq)
 		default:
+			qq.Key = "q:c:" + q.Name
 			adm.Quotas = append(adm.Quotas, qq)
 		}
 	}
-	if len(other.Quotas) > 0 && other.Tag == "" {
-		other.Tag = "anonymous"
-	}
+	// Counts shared by many callers live under one tag of their own.
+	other.Tag = "shared"
 	global := other.Quotas
 	var slot *quota.Slot
 	if pol.SessionConcurrency > 0 {
@@ -373,6 +378,9 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	if len(adm.Buckets) > 0 || len(adm.Quotas) > 0 || adm.Slot != nil {
 		v, err := f.gate.Admit(r.Ctx, adm)
 		if err != nil {
+			// The script may have run before the error (a timeout): give
+			// the slot back; releasing one not held does nothing.
+			f.releaseSlot(identity, slot)
 			if failClosed {
 				f.warnLimited("quota store unavailable; refusing the call (quotas fail closed)", err)
 				return nil, &denial{kind: "quota_exceeded", scope: "unavailable", retryAfter: 5 * time.Second,
@@ -402,19 +410,19 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	return func() { f.releaseSlot(identity, slot) }, nil
 }
 
-// releaseSlot frees a concurrency slot off the call path: the call's
-// answer does not wait for the round trip.
+// releaseSlot frees a concurrency slot before the call answers, so the
+// client's next call finds it free; a store that cannot be reached
+// within a second leaves it to expire (its TTL is the call's timeout
+// plus 30s).
 func (f *Feature) releaseSlot(identity string, slot *quota.Slot) {
 	if slot == nil {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := f.gate.Release(ctx, identity, *slot); err != nil {
-			f.warnLimited("releasing a concurrency slot failed; it frees itself when it expires", err)
-		}
-	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := f.gate.Release(ctx, identity, *slot); err != nil {
+		f.warnLimited("releasing a concurrency slot failed; it frees itself when it expires", err)
+	}
 }
 
 // deny turns a Gate verdict into the sentence the model reads.

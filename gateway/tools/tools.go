@@ -194,6 +194,8 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 			return nil, err
 		}
 		name, args = p.Name, p.Arguments
+		// What the middleware (the audit log) reads is what runs.
+		r.Meta.Name, r.Meta.Arguments = name, args
 	}
 	if name == nil || *name == "" {
 		return nil, mcp.InvalidParams("Invalid params for tools/call: name is required")

@@ -55,7 +55,7 @@ func (f *Feature) ask(r *mcp.Request, tool string) *denial {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	ask := webhookAsk{Identity: r.Identity(), Tool: tool}
+	ask := webhookAsk{Identity: r.LimitIdentity(), Tool: tool}
 	if r.Principal != nil {
 		ask.Principal = r.Principal.Subject
 	}
