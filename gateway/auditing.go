@@ -131,3 +131,28 @@ func (s *Server) auditAuthFailure(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 }
+
+// auditForbiddenSession records a tools/call refused because its session
+// belongs to another principal (a replayed session id), which the
+// transport answers before the chain.
+func (s *Server) auditForbiddenSession(r *http.Request, err error, method string, meta mcp.Meta) {
+	var rerr *mcp.Error
+	if s.audit == nil || method != "tools/call" || !errors.As(err, &rerr) || errorKind(rerr) != kindForbiddenSession {
+		return
+	}
+	e := audit.Entry{
+		Time:      time.Now(),
+		Client:    (&mcp.Request{Principal: principalOf(r.Context()), Client: s.clientOf(r)}).Identity(),
+		Arguments: meta.Arguments,
+		Outcome:   audit.OutcomeDenied,
+		Reason:    audit.ReasonForbiddenSession,
+		Session:   audit.HashSession(r.Header.Get(headerSessionID)),
+	}
+	if p := principalOf(r.Context()); p != nil {
+		e.Subject = p.Subject
+	}
+	if meta.Name != nil {
+		e.Tool = *meta.Name
+	}
+	s.audit.Record(e)
+}

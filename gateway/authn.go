@@ -93,8 +93,12 @@ func (s *Server) checkSessionPrincipal(r *http.Request, sess *sessions.Session) 
 	if s.auth == nil || sess.Principal == subjectOf(principalOf(r.Context())) {
 		return nil
 	}
-	return reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: this session was opened by another principal; send initialize with your own token")
+	return reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: this session was opened by another principal; send initialize with your own token").
+		WithData(map[string]any{"kind": kindForbiddenSession})
 }
+
+// kindForbiddenSession marks the refusal of another principal's session.
+const kindForbiddenSession = "forbidden_session"
 
 // clientOf is the client identity of an unauthenticated caller: the
 // remote address, or the first value of the configured identity header

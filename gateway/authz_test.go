@@ -402,6 +402,7 @@ func TestAuditRecordsEveryToolCall(t *testing.T) {
 	g.callAs(t, tok, sid, callBody(6, "addPet"))
 	g.do(t, exchange{body: callBody(4, "listPets"), headers: map[string]string{"Mcp-Session-Id": sid}})
 	g.callAs(t, tok, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	g.callAs(t, "mallory:pets:read", sid, callBody(7, "listPets"))
 	require.NoError(t, w.Close())
 
 	var lines []map[string]any
@@ -410,7 +411,7 @@ func TestAuditRecordsEveryToolCall(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		lines = append(lines, m)
 	}
-	require.Len(t, lines, 5, "one line per tools/call, none for tools/list:\n%s", buf.String())
+	require.Len(t, lines, 6, "one line per tools/call, none for tools/list:\n%s", buf.String())
 	byOutcome := func(i int) string { return fmt.Sprint(lines[i]["outcome"], "/", lines[i]["reason"]) }
 	// An argument the tool does not take: a tool error, nothing sent.
 	require.Equal(t, "tool_error/<nil>", byOutcome(0))
@@ -428,6 +429,8 @@ func TestAuditRecordsEveryToolCall(t *testing.T) {
 	require.Equal(t, "denied/rate_limited", byOutcome(2))
 	require.Equal(t, "denied/insufficient_scope", byOutcome(3))
 	require.Equal(t, "denied/unauthenticated", byOutcome(4))
+	require.Equal(t, "denied/forbidden_session", byOutcome(5))
+	require.Equal(t, "mallory", lines[5]["principal"])
 }
 
 // syncBuffer is a bytes.Buffer safe for the audit writer's goroutine.

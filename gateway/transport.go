@@ -476,6 +476,7 @@ func (s *Server) sessionFor(r *http.Request, sid string) (*sessions.Session, err
 func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid string, msg *message, meta requestMeta) error {
 	sess, err := s.sessionFor(r, sid)
 	if err != nil {
+		s.auditForbiddenSession(r, err, msg.Method, meta.Meta)
 		return err
 	}
 	switch {
