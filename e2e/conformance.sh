@@ -226,7 +226,8 @@ main() {
 		mkdir -p "$RESULTS/demo"
 		local port
 		port=$(free_port)
-		start "$RESULTS/demo/gateway.log" "$GATEWAY" --demo --listen "127.0.0.1:$port"
+		# The resources and prompts the suite names, declared in YAML.
+		start "$RESULTS/demo/gateway.log" "$GATEWAY" --demo --listen "127.0.0.1:$port" --config "$E2E_DIR/conformance.yaml"
 		local gw=$PID
 		wait_ready "http://127.0.0.1:$port/readyz" "$gw" "$RESULTS/demo/gateway.log"
 		run_pass demo "http://127.0.0.1:$port/mcp" "${demo[@]}"

@@ -112,7 +112,7 @@ func TestMiddlewareSeesEveryRequest(t *testing.T) {
 		session("no/such/method", "error -32601"),
 		session("resources/list", "ok"),
 		session("prompts/get", "error -32602"),
-		session("completion/complete", "ok"),
+		session("completion/complete", "error -32602"), // an undeclared prompt
 		session("logging/setLevel", "ok"),
 	}, rec.take())
 

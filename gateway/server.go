@@ -123,6 +123,10 @@ type Config struct {
 	MaxSessions int
 	// Policy is who may see and call which tool, and how much.
 	Policy tools.Policy
+	// Resources and Prompts are the declared ones (YAML resources: and
+	// prompts:), served beside the built-in resources.
+	Resources []resources.Declared
+	Prompts   []prompts.Declared
 }
 
 func (c Config) withDefaults() Config {
@@ -245,6 +249,7 @@ type Server struct {
 	middleware []mcp.Middleware
 	notFound   mcp.Handler // the chain around the method-not-found answer
 	tools      *tools.Feature
+	resources  *resources.Feature
 	stamper    *mcp.Stamper
 
 	// inflight maps session id + request id to the cancel func of a running
@@ -390,9 +395,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy},
 		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics})
 	s.tools.Register(router{s})
-	resources.New().Register(router{s})
-	prompts.New().Register(router{s})
-	completion.New().Register(router{s})
+	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources}); err != nil {
+		return nil, err
+	}
+	s.resources.Register(router{s})
+	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read})
+	if err != nil {
+		return nil, err
+	}
+	pr.Register(router{s})
+	completion.New(completion.Deps{PromptValues: pr.ArgumentValues, ResourceValues: s.resources.VariableValues}).Register(router{s})
 	s.notFound = mcp.Chain(methodNotFound, s.middleware...)
 	return s, nil
 }
@@ -415,6 +427,12 @@ func StoreTTL(ttl time.Duration) time.Duration {
 func (s *Server) SetCatalog(c Catalog) {
 	// The features first: Ready looks at s.catalog.
 	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
+	rc := resources.Catalog{Doc: c.Doc, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
+		Revisions: mcp.SupportedVersions, Prompts: len(s.cfg.Prompts)}
+	if c.Tools != nil {
+		rc.Tools = c.Tools.Len()
+	}
+	s.resources.SetCatalog(rc)
 	s.catalog.Store(&c)
 }
 

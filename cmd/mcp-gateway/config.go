@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
 )
 
 // config is everything the binary can be told. Every field is set through
@@ -79,8 +81,10 @@ type config struct {
 	BackendErrorBody    string
 	MaxRequestURL       int64
 
-	// YAML-only list settings (config_lists.go).
+	// YAML-only list settings (config_lists.go, config_content.go).
 	Operations []operationSetting
+	Resources  []gateway.DeclaredResource
+	Prompts    []gateway.DeclaredPrompt
 
 	// The security settings (config_security.go).
 	securityConfig

@@ -162,3 +162,34 @@ func TestConfigOperationsMustNameATool(t *testing.T) {
 		require.Contains(t, errOut.String(), `operations[1].tool (`+file+`): no tool named "getNoot"`)
 	}
 }
+
+// The declared resources and prompts come from the file, file sources
+// read at once; a bad entry names its key path.
+func TestConfigResourcesAndPrompts(t *testing.T) {
+	c, _, err := loadConfig("t", []string{"--config", "../../e2e/conformance.yaml", "--demo"}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Len(t, c.Resources, 4)
+	require.Equal(t, "test://template/{id}/data", c.Resources[2].URITemplate)
+	require.NotEmpty(t, c.Resources[1].Blob)
+	require.Len(t, c.Prompts, 4)
+	require.Equal(t, "{{.resourceUri}}", c.Prompts[2].Messages[0].ResourceURI)
+	require.Equal(t, "image/png", c.Prompts[3].Messages[0].Image.MIMEType)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/h.md", []byte("# Handbook"), 0o600))
+	file := writeFile(t, "demo: true\nresources:\n  - {uri: 'docs://h', name: h, file: '"+dir+"/h.md', mime_type: text/markdown}\n")
+	c, _, err = loadConfig("t", []string{"--config", file}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, "# Handbook", *c.Resources[0].Text)
+
+	for _, tc := range []struct{ yaml, want string }{
+		{"resources:\n  - {uri: 'a://b', name: b}\n", "resources[0]"},
+		{"resources:\n  - {uri: 'a://b', name: b, file: /no/such/file}\n", "resources[0].file"},
+		{"resources:\n  - {uri: 'a://b', name: b, blob: '!!'}\n", "resources[0].blob"},
+		{"prompts:\n  - {name: p, messages: [{role: system, text: hi}]}\n", "prompts[0].messages"},
+		{"prompts:\n  - {name: p, messages: [{role: user, image: {mime_type: image/png}}]}\n", "prompts[0].messages[0].image"},
+	} {
+		_, _, err := loadConfig("t", []string{"--config", writeFile(t, "demo: true\n"+tc.yaml)}, env(nil), &bytes.Buffer{})
+		require.ErrorContains(t, err, tc.want, tc.yaml)
+	}
+}

@@ -137,6 +137,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
 		MaxSessions:          cfg.MaxSessions,
 		Policy:               policyOf(cfg),
+		Resources:            cfg.Resources,
+		Prompts:              cfg.Prompts,
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)

@@ -1,19 +1,36 @@
-// Package completion is the MCP completion feature: completion/complete.
-// The gateway has no prompts or resource templates yet, so there is
-// nothing to complete: every answer is an empty list.
-//
-// It registers its method on the server's method table and sees requests
-// only as gateway/mcp values. It must not import package gateway, the
-// transport, or another feature package.
 package completion
 
-import "github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+import (
+	"encoding/json"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+)
+
+// MaxValues is the most values one answer carries (the specification's
+// limit); total still counts every match.
+const MaxValues = 100
+
+// Deps are where the candidates come from.
+type Deps struct {
+	// PromptValues are the completion candidates of a prompt's argument;
+	// ok is false for an unknown prompt or argument. Nil means there are
+	// no prompts.
+	PromptValues func(prompt, arg string) (values []string, ok bool)
+	// ResourceValues are the completion candidates of a resource
+	// template's variable; ok is false for an unknown template or
+	// variable. Nil means there are no resource templates.
+	ResourceValues func(uriTemplate, variable string) (values []string, ok bool)
+}
 
 // Feature serves completion/complete.
-type Feature struct{}
+type Feature struct {
+	deps Deps
+}
 
 // New returns the feature.
-func New() *Feature { return &Feature{} }
+func New(deps Deps) *Feature { return &Feature{deps: deps} }
 
 // Register adds the feature's method to the server's table.
 func (f *Feature) Register(r mcp.Router) {
@@ -29,26 +46,109 @@ type result struct {
 	mcp.ResultMeta
 }
 
+type params struct {
+	Ref *struct {
+		Type string  `json:"type"`
+		Name *string `json:"name"` // ref/prompt
+		URI  *string `json:"uri"`  // ref/resource: the URI template
+	} `json:"ref"`
+	Argument *struct {
+		Name  *string `json:"name"`
+		Value *string `json:"value"`
+	} `json:"argument"`
+	// Context carries the arguments already chosen (2025-06-18 on). It is
+	// checked, so a malformed one is -32602, but not used yet: the
+	// candidates of one argument do not depend on the others.
+	Context *struct {
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"context"`
+}
+
 func (f *Feature) complete(r *mcp.Request) (any, error) {
-	var p struct {
-		Ref *struct {
-			Type string `json:"type"`
-		} `json:"ref"`
-		Argument *struct {
-			Name  *string `json:"name"`
-			Value *string `json:"value"`
-		} `json:"argument"`
-	}
+	var p params
 	if err := mcp.DecodeParams(r, &p); err != nil {
 		return nil, err
 	}
-	if p.Ref == nil || (p.Ref.Type != "ref/prompt" && p.Ref.Type != "ref/resource") {
-		return nil, mcp.InvalidParams(`Invalid params for completion/complete: ref.type must be "ref/prompt" or "ref/resource"`)
+	if p.Ref == nil {
+		return nil, mcp.InvalidParams("Invalid params for completion/complete: ref is required")
 	}
 	if p.Argument == nil || p.Argument.Name == nil || p.Argument.Value == nil {
 		return nil, mcp.InvalidParams("Invalid params for completion/complete: argument.name and argument.value are required")
 	}
+	if p.Context != nil && len(p.Context.Arguments) > 0 {
+		var chosen map[string]string
+		if json.Unmarshal(p.Context.Arguments, &chosen) != nil {
+			return nil, mcp.InvalidParams("Invalid params for completion/complete: context.arguments must be an object of strings")
+		}
+	}
+	arg := *p.Argument.Name
+	var values []string
+	switch p.Ref.Type {
+	case "ref/prompt":
+		if p.Ref.Name == nil {
+			return nil, mcp.InvalidParams("Invalid params for completion/complete: ref.name is required for ref/prompt")
+		}
+		ok := false
+		if f.deps.PromptValues != nil {
+			values, ok = f.deps.PromptValues(*p.Ref.Name, arg)
+		}
+		if !ok {
+			return nil, mcp.InvalidParams("Invalid params for completion/complete: no prompt %q with argument %q", *p.Ref.Name, arg)
+		}
+	case "ref/resource":
+		if p.Ref.URI == nil {
+			return nil, mcp.InvalidParams("Invalid params for completion/complete: ref.uri is required for ref/resource")
+		}
+		ok := false
+		if f.deps.ResourceValues != nil {
+			values, ok = f.deps.ResourceValues(*p.Ref.URI, arg)
+		}
+		if !ok {
+			return nil, mcp.InvalidParams("Invalid params for completion/complete: no resource template %q with variable %q", *p.Ref.URI, arg)
+		}
+	default:
+		return nil, mcp.InvalidParams(`Invalid params for completion/complete: ref.type must be "ref/prompt" or "ref/resource"`)
+	}
 	res := &result{ResultMeta: r.StampResult(false)}
 	res.Completion.Values = []string{}
+	for _, v := range values {
+		if !hasPrefixFold(v, *p.Argument.Value) {
+			continue
+		}
+		res.Completion.Total++
+		if len(res.Completion.Values) < MaxValues {
+			res.Completion.Values = append(res.Completion.Values, v)
+		}
+	}
+	res.Completion.HasMore = res.Completion.Total > len(res.Completion.Values)
 	return res, nil
+}
+
+// hasPrefixFold reports whether s begins with prefix under Unicode case
+// folding, rune by rune (a folded rune may differ in length: K and the
+// Kelvin sign).
+func hasPrefixFold(s, prefix string) bool {
+	for _, pr := range prefix {
+		if s == "" {
+			return false
+		}
+		sr, n := utf8.DecodeRuneInString(s)
+		if !foldEqual(sr, pr) {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
+func foldEqual(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
+		if r == b {
+			return true
+		}
+	}
+	return false
 }

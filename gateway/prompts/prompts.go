@@ -1,19 +1,211 @@
-// Package prompts is the MCP prompts feature: prompts/list and prompts/get.
-// The gateway declares no prompts yet: the list is empty and every get is
-// an unknown prompt.
-//
-// It registers its methods on the server's method table and sees requests
-// only as gateway/mcp values. It must not import package gateway, the
-// transport, or another feature package.
 package prompts
 
-import "github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
 
-// Feature serves the prompts methods.
-type Feature struct{}
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+)
 
-// New returns the feature.
-func New() *Feature { return &Feature{} }
+// Argument is one argument of a prompt.
+type Argument struct {
+	Name, Description string
+	// Required makes prompts/get without the argument an error. A missing
+	// optional argument renders as "".
+	Required bool
+	// Values are the argument's completion candidates, in the order they
+	// are offered; nil means none.
+	Values []string
+}
+
+// Media is an image or audio clip; it is sent base64-encoded.
+type Media struct {
+	Data     []byte
+	MIMEType string
+}
+
+// Message is one message of a prompt: exactly one of Text, ResourceURI,
+// Image and Audio is set.
+type Message struct {
+	// Role is "user" or "assistant".
+	Role string
+	// Text is a Go text/template over the arguments ({{.arg1}}). It may
+	// name only declared arguments; a missing optional one renders as "".
+	Text *string
+	// ResourceURI is a resource URI, itself a text/template over the
+	// arguments, read when the prompt is got (Deps.ReadResource) and
+	// embedded as a resource content block: one message per content the
+	// read returns.
+	ResourceURI string
+	Image       *Media
+	Audio       *Media
+}
+
+// Declared is one prompt the operator declares.
+type Declared struct {
+	Name, Title, Description string
+	Arguments                []Argument
+	Messages                 []Message
+}
+
+// Config is the feature's configuration. Zero values take the defaults
+// noted on each field.
+type Config struct {
+	// PageSize is the number of prompts per prompts/list page. Zero means
+	// 100.
+	PageSize int
+	// Declared are the prompts served, listed in this order; none means
+	// an empty list.
+	Declared []Declared
+}
+
+// Deps are the parts the feature uses.
+type Deps struct {
+	// ReadResource reads a resource for a ResourceURI message; its error
+	// is the prompts/get answer as is (an *mcp.Error chooses the code).
+	// Nil means such messages fail with an internal error.
+	ReadResource func(ctx context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error)
+}
+
+// Feature serves prompts/list and prompts/get.
+type Feature struct {
+	pageSize int
+	read     func(ctx context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error)
+	listed   []listedPrompt // what prompts/list sends, in declared order
+	byName   map[string]*prompt
+	tag      string // fingerprint of the prompt names, bound into cursors
+}
+
+// prompt is a declared prompt made ready to render.
+type prompt struct {
+	name, description string
+	args              []Argument
+	argIndex          map[string]int
+	messages          []message
+}
+
+// message is a Message made ready: exactly one of text, uri and media.
+type message struct {
+	role  string
+	text  *template.Template
+	uri   *template.Template
+	media *mediaContent // base64 encoded once
+}
+
+// New validates cfg and returns the feature. An error names the prompt
+// and, when it is about one, the message.
+func New(cfg Config, deps Deps) (*Feature, error) {
+	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, byName: make(map[string]*prompt, len(cfg.Declared))}
+	if f.pageSize <= 0 {
+		f.pageSize = 100
+	}
+	h := fnv.New64a()
+	for i, d := range cfg.Declared {
+		if d.Name == "" {
+			return nil, fmt.Errorf("prompts[%d]: needs a name", i)
+		}
+		if _, dup := f.byName[d.Name]; dup {
+			return nil, fmt.Errorf("prompt %q: declared twice", d.Name)
+		}
+		p, err := compile(d)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %q: %w", d.Name, err)
+		}
+		f.byName[d.Name] = p
+		f.listed = append(f.listed, listing(d))
+		h.Write([]byte(d.Name))
+		h.Write([]byte{0})
+	}
+	f.tag = strconv.FormatUint(h.Sum64(), 36)
+	return f, nil
+}
+
+func compile(d Declared) (*prompt, error) {
+	p := &prompt{name: d.Name, description: d.Description, argIndex: make(map[string]int, len(d.Arguments))}
+	for i, a := range d.Arguments {
+		if a.Name == "" {
+			return nil, fmt.Errorf("arguments[%d]: needs a name", i)
+		}
+		if _, dup := p.argIndex[a.Name]; dup {
+			return nil, fmt.Errorf("argument %q: declared twice", a.Name)
+		}
+		p.argIndex[a.Name] = i
+		a.Values = slices.Clone(a.Values)
+		p.args = append(p.args, a)
+	}
+	if len(d.Messages) == 0 {
+		return nil, errors.New("needs at least one message")
+	}
+	for i, m := range d.Messages {
+		cm, err := p.compileMessage(m)
+		if err != nil {
+			return nil, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		p.messages = append(p.messages, cm)
+	}
+	return p, nil
+}
+
+func (p *prompt) compileMessage(m Message) (message, error) {
+	cm := message{role: m.Role}
+	if m.Role != "user" && m.Role != "assistant" {
+		return cm, fmt.Errorf(`role must be "user" or "assistant", not %q`, m.Role)
+	}
+	n := 0
+	for _, set := range []bool{m.Text != nil, m.ResourceURI != "", m.Image != nil, m.Audio != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return cm, errors.New("needs exactly one of text, resource, image and audio")
+	}
+	var err error
+	switch {
+	case m.Text != nil:
+		cm.text, err = p.parse("text", *m.Text)
+	case m.ResourceURI != "":
+		cm.uri, err = p.parse("resource", m.ResourceURI)
+	case m.Image != nil:
+		cm.media, err = newMedia("image", m.Image)
+	default:
+		cm.media, err = newMedia("audio", m.Audio)
+	}
+	return cm, err
+}
+
+// parse parses a template over the prompt's arguments.
+func (p *prompt) parse(name, text string) (*template.Template, error) {
+	// The data holds every declared argument (a missing one as ""), and
+	// undeclaredField rejects other names where it can see them; for the
+	// rest, missingkey=zero renders "" rather than "<no value>".
+	t, err := template.New(name).Option("missingkey=zero").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	if bad := undeclaredField(t, p.argIndex); bad != "" {
+		return nil, fmt.Errorf("template names %q, which is not an argument", bad)
+	}
+	return t, nil
+}
+
+func newMedia(kind string, m *Media) (*mediaContent, error) {
+	if m.MIMEType == "" {
+		return nil, fmt.Errorf("%s needs a MIME type", kind)
+	}
+	if len(m.Data) == 0 {
+		return nil, fmt.Errorf("%s has no data", kind)
+	}
+	return &mediaContent{Type: kind, Data: base64.StdEncoding.EncodeToString(m.Data), MIMEType: m.MIMEType}, nil
+}
 
 // Register adds the feature's methods to the server's table.
 func (f *Feature) Register(r mcp.Router) {
@@ -21,9 +213,45 @@ func (f *Feature) Register(r mcp.Router) {
 	r.Handle("prompts/get", mcp.EraBoth, f.get)
 }
 
+// ArgumentValues are the completion candidates of a prompt's argument; ok
+// is false for an unknown prompt or argument. The caller must not modify
+// values.
+func (f *Feature) ArgumentValues(prompt, arg string) (values []string, ok bool) {
+	p, ok := f.byName[prompt]
+	if !ok {
+		return nil, false
+	}
+	i, ok := p.argIndex[arg]
+	if !ok {
+		return nil, false
+	}
+	return p.args[i].Values, true
+}
+
+type listedPrompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []listedArgument `json:"arguments,omitempty"`
+}
+
+type listedArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required"`
+}
+
+func listing(d Declared) listedPrompt {
+	l := listedPrompt{Name: d.Name, Title: d.Title, Description: d.Description}
+	for _, a := range d.Arguments {
+		l.Arguments = append(l.Arguments, listedArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+	}
+	return l
+}
+
 type listResult struct {
-	Prompts    []any  `json:"prompts"`
-	NextCursor string `json:"nextCursor,omitempty"`
+	Prompts    []listedPrompt `json:"prompts"`
+	NextCursor string         `json:"nextCursor,omitempty"`
 	mcp.ResultMeta
 }
 
@@ -32,22 +260,177 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	if err := mcp.DecodeParams(r, &p); err != nil {
 		return nil, err
 	}
+	start := 0
 	if p.Cursor != nil {
-		// With an empty list no cursor was ever issued.
-		return nil, mcp.ErrBadCursor()
+		var err error
+		if start, err = mcp.DecodeCursor(*p.Cursor, f.tag, len(f.listed)); err != nil {
+			return nil, err
+		}
 	}
-	return &listResult{Prompts: []any{}, ResultMeta: r.StampResult(true)}, nil
+	end := min(start+f.pageSize, len(f.listed))
+	// The prompts are the same for every caller: the era's "public" cache
+	// scope holds.
+	res := &listResult{Prompts: f.listed[start:end:end], ResultMeta: r.StampResult(true)}
+	if res.Prompts == nil {
+		res.Prompts = []listedPrompt{}
+	}
+	if end < len(f.listed) {
+		res.NextCursor = mcp.EncodeCursor(f.tag, end)
+	}
+	return res, nil
+}
+
+type getResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []promptMessage `json:"messages"`
+	mcp.ResultMeta
+}
+
+type promptMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // *textContent, *mediaContent or *resourceContent
+}
+
+// The content blocks are the package's own rather than mcp.Content: a
+// text block's text and an embedded text resource's text are required
+// members even when empty.
+
+type textContent struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+type mediaContent struct {
+	Type     string `json:"type"` // "image" or "audio"
+	Data     string `json:"data"`
+	MIMEType string `json:"mimeType"`
+}
+
+type resourceContent struct {
+	Type     string           `json:"type"` // "resource"
+	Resource embeddedResource `json:"resource"`
+}
+
+type embeddedResource struct {
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     *string `json:"blob,omitempty"`
+}
+
+func embed(c mcp.ResourceContents) *resourceContent {
+	e := embeddedResource{URI: c.URI, MIMEType: c.MimeType}
+	if c.Blob != "" {
+		e.Blob = &c.Blob
+	} else {
+		e.Text = &c.Text
+	}
+	return &resourceContent{Type: "resource", Resource: e}
 }
 
 func (f *Feature) get(r *mcp.Request) (any, error) {
-	var p struct {
-		Name *string `json:"name"`
+	name, rawArgs := r.Meta.Name, r.Meta.Arguments
+	if !r.Meta.OK {
+		var p struct {
+			Name      *string         `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := mcp.DecodeParams(r, &p); err != nil {
+			return nil, err
+		}
+		name, rawArgs = p.Name, p.Arguments
+		// What the middleware (the audit log) reads is what runs.
+		r.Meta.Name, r.Meta.Arguments = name, rawArgs
 	}
-	if err := mcp.DecodeParams(r, &p); err != nil {
-		return nil, err
-	}
-	if p.Name == nil {
+	if name == nil {
 		return nil, mcp.InvalidParams("Invalid params for prompts/get: name is required")
 	}
-	return nil, mcp.InvalidParams("Unknown prompt: %q", *p.Name)
+	var args map[string]string
+	if len(rawArgs) > 0 {
+		if err := json.Unmarshal(rawArgs, &args); err != nil {
+			return nil, mcp.InvalidParams("Invalid params for prompts/get: arguments must be an object of strings")
+		}
+	}
+	p, ok := f.byName[*name]
+	if !ok {
+		return nil, mcp.InvalidParams("Unknown prompt: %q", *name)
+	}
+	data, err := p.bind(args)
+	if err != nil {
+		return nil, err
+	}
+	res := &getResult{Description: p.description, Messages: make([]promptMessage, 0, len(p.messages)), ResultMeta: r.StampResult(false)}
+	for i, m := range p.messages {
+		switch {
+		case m.text != nil:
+			text, err := render(m.text, data)
+			if err != nil {
+				return nil, fmt.Errorf("prompt %q: messages[%d]: %w", p.name, i, err)
+			}
+			res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: &textContent{Type: "text", Text: text}})
+		case m.uri != nil:
+			contents, err := f.readResource(r, p, i, m.uri, data)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range contents {
+				res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: embed(c)})
+			}
+		default:
+			res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: m.media})
+		}
+	}
+	return res, nil
+}
+
+// bind checks the client's arguments against the prompt's and returns the
+// templates' data: every declared argument, "" for a missing optional one.
+func (p *prompt) bind(args map[string]string) (map[string]string, error) {
+	var unknown []string
+	for k := range args {
+		if _, ok := p.argIndex[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown) // the same answer every time
+		return nil, mcp.InvalidParams("Invalid params for prompts/get: prompt %q has no argument %q", p.name, unknown[0])
+	}
+	data := make(map[string]string, len(p.args))
+	for _, a := range p.args {
+		v, ok := args[a.Name]
+		if !ok && a.Required {
+			return nil, mcp.InvalidParams("Invalid params for prompts/get: prompt %q requires argument %q", p.name, a.Name)
+		}
+		data[a.Name] = v
+	}
+	return data, nil
+}
+
+// readResource reads the resource a message embeds. The reader's error is
+// the answer as is: it is the resources feature's own, in the era's shape.
+func (f *Feature) readResource(r *mcp.Request, p *prompt, i int, uri *template.Template, data map[string]string) ([]mcp.ResourceContents, error) {
+	u, err := render(uri, data)
+	if err != nil {
+		return nil, fmt.Errorf("prompt %q: messages[%d]: resource URI: %w", p.name, i, err)
+	}
+	if f.read == nil {
+		return nil, fmt.Errorf("prompt %q: messages[%d] embeds a resource, but the gateway has no resource reader", p.name, i)
+	}
+	contents, err := f.read(r.Ctx, r.Era, u)
+	if err != nil {
+		return nil, err
+	}
+	if len(contents) == 0 {
+		return nil, fmt.Errorf("prompt %q: messages[%d]: resource %q has no contents", p.name, i, u)
+	}
+	return contents, nil
+}
+
+func render(t *template.Template, data map[string]string) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
