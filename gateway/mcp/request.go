@@ -175,3 +175,22 @@ type ProgressParams struct {
 	Total    int             `json:"total,omitempty"`
 	Message  string          `json:"message,omitempty"`
 }
+
+// NamedCall is the target and the arguments of tools/call and
+// prompts/get: as the transport read them (Meta), else decoded from
+// params now and written back to Meta, so that what the middleware (the
+// audit log) reads is what the handler runs.
+func (r *Request) NamedCall() (name *string, args json.RawMessage, err error) {
+	if r.Meta.OK {
+		return r.Meta.Name, r.Meta.Arguments, nil
+	}
+	var p struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := DecodeParams(r, &p); err != nil {
+		return nil, nil, err
+	}
+	r.Meta.Name, r.Meta.Arguments = p.Name, p.Arguments
+	return p.Name, p.Arguments, nil
+}

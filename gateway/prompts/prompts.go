@@ -329,18 +329,9 @@ func embed(c mcp.ResourceContents) *resourceContent {
 }
 
 func (f *Feature) get(r *mcp.Request) (any, error) {
-	name, rawArgs := r.Meta.Name, r.Meta.Arguments
-	if !r.Meta.OK {
-		var p struct {
-			Name      *string         `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if err := mcp.DecodeParams(r, &p); err != nil {
-			return nil, err
-		}
-		name, rawArgs = p.Name, p.Arguments
-		// What the middleware (the audit log) reads is what runs.
-		r.Meta.Name, r.Meta.Arguments = name, rawArgs
+	name, rawArgs, err := r.NamedCall()
+	if err != nil {
+		return nil, err
 	}
 	if name == nil {
 		return nil, mcp.InvalidParams("Invalid params for prompts/get: name is required")

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -184,18 +183,9 @@ func toolSetTag(set *toolgen.Set) string {
 // call runs one tools/call. Its result is a *mcp.PooledResult: the
 // transport releases it once the response is written.
 func (f *Feature) call(r *mcp.Request) (any, error) {
-	name, args := r.Meta.Name, r.Meta.Arguments
-	if !r.Meta.OK {
-		var p struct {
-			Name      *string         `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if err := mcp.DecodeParams(r, &p); err != nil {
-			return nil, err
-		}
-		name, args = p.Name, p.Arguments
-		// What the middleware (the audit log) reads is what runs.
-		r.Meta.Name, r.Meta.Arguments = name, args
+	name, args, err := r.NamedCall()
+	if err != nil {
+		return nil, err
 	}
 	if name == nil || *name == "" {
 		return nil, mcp.InvalidParams("Invalid params for tools/call: name is required")
