@@ -142,7 +142,7 @@ func (s *Server) auditForbiddenSession(r *http.Request, err error, method string
 	}
 	e := audit.Entry{
 		Time:      time.Now(),
-		Client:    (&mcp.Request{Principal: principalOf(r.Context()), Client: s.clientOf(r)}).Identity(),
+		Client:    mcp.IdentityOf(principalOf(r.Context()), s.clientOf(r)),
 		Arguments: meta.Arguments,
 		Outcome:   audit.OutcomeDenied,
 		Reason:    audit.ReasonForbiddenSession,

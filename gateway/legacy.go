@@ -125,7 +125,7 @@ func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string, p *
 	if lastEventID == "" {
 		now := time.Now()
 		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner,
-			Principal: s.boundSubject(p), Client: (&mcp.Request{Principal: p, Client: client}).Identity(), CreatedAt: now, LastSeen: now}
+			Principal: s.boundSubject(p), Client: mcp.IdentityOf(p, client), CreatedAt: now, LastSeen: now}
 		if err := s.admitSession(ctx, sess.Client, sess.ID); err != nil {
 			return "", "", false, err
 		}
@@ -179,16 +179,17 @@ func (s *Server) releaseLegacy(ctx context.Context, sid, owner string) {
 	}
 	time.AfterFunc(s.cfg.LegacySSEGrace, func() {
 		ctx := context.Background()
-		if _, err := s.store.Update(ctx, sid, func(x *sessions.Session) error {
+		sess, err := s.store.Update(ctx, sid, func(x *sessions.Session) error {
 			if x.Stream != "" {
 				return errNotOwner // the client came back
 			}
 			return nil
-		}); err != nil {
+		})
+		if err != nil {
 			return
 		}
 		s.cancelSessionCalls(sid)
-		if err := s.deleteSession(ctx, sid); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		if err := s.deleteSession(ctx, sid, sess.Client); err != nil && !errors.Is(err, sessions.ErrNotFound) {
 			s.log.Warn("ending a 2024-11-05 session failed", "err", err, "session", shortID(sid))
 		}
 	})

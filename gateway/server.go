@@ -520,7 +520,7 @@ type originPolicy struct {
 
 func newOriginPolicy(cfg Config) (originPolicy, error) {
 	p := originPolicy{origins: map[string]bool{}, extraHosts: map[string]bool{}}
-	loopback := isLoopbackListen(cfg.ListenAddr)
+	loopback := IsLoopbackListen(cfg.ListenAddr)
 	p.checkHost = loopback
 	for _, o := range cfg.AllowedOrigins {
 		if o == "*" {
@@ -580,7 +580,10 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func isLoopbackListen(addr string) bool {
+// IsLoopbackListen reports whether a listen address (host:port) binds
+// loopback only: the Host check applies, and nobody off the machine can
+// reach it.
+func IsLoopbackListen(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr

@@ -731,8 +731,10 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	if !validSessionID(sid) {
 		return sessions.ErrNotFound
 	}
-	if s.auth != nil {
-		// Only its own principal ends a session.
+	client := ""
+	if s.auth != nil || s.counter != nil {
+		// Only its own principal ends a session, and it stops counting
+		// against its client's cap: both need the record.
 		sess, err := s.lookupSession(r.Context(), sid)
 		if err != nil {
 			return err
@@ -740,8 +742,9 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 		if err := s.checkSessionPrincipal(r, sess); err != nil {
 			return err
 		}
+		client = sess.Client
 	}
-	if err := s.deleteSession(r.Context(), sid); err != nil {
+	if err := s.deleteSession(r.Context(), sid, client); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)
@@ -749,14 +752,10 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteSession ends a session: its record and log go, every replica
-// drops its cached copy and ends the session's streams.
-func (s *Server) deleteSession(ctx context.Context, sid string) error {
-	if s.counter != nil {
-		// The session stops counting against its client's cap.
-		if sess, err := s.lookupSession(ctx, sid); err == nil {
-			defer s.releaseSession(context.WithoutCancel(ctx), sess.Client, sid)
-		}
-	}
+// drops its cached copy and ends the session's streams, and it stops
+// counting against client's session cap (client: sessions.Session.Client).
+func (s *Server) deleteSession(ctx context.Context, sid, client string) error {
+	defer s.releaseSession(context.WithoutCancel(ctx), client, sid)
 	err := s.store.Delete(ctx, sid)
 	s.cache.end(sid, time.Now())
 	if err != nil {

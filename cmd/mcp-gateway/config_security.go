@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
 
@@ -254,7 +256,7 @@ func (c *config) validateSecurity() error {
 		return bad("auth_algorithms", `"none" is never accepted`)
 	case c.AuthIssuer == "" && len(c.ScopeRules) > 0:
 		return bad("scope_rules", "need authentication on (auth_issuer): without tokens there are no scopes to check, and the tools would not be gated")
-	case c.IdentityHeader != "" && !validHeaderName(c.IdentityHeader):
+	case c.IdentityHeader != "" && !httpguts.ValidHeaderFieldName(c.IdentityHeader):
 		return bad("identity_header", fmt.Sprintf("%q is not a header name", c.IdentityHeader))
 	}
 	if c.PublicURL != "" {
@@ -292,15 +294,4 @@ func optionalHostPort[C any](field func(*C) *string) func(*C, any) error {
 		}
 		return parse(c, raw)
 	}
-}
-
-// validHeaderName reports whether s is an HTTP field name (RFC 9110 token).
-func validHeaderName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
 }

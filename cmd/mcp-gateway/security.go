@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -107,7 +106,7 @@ func policyOf(cfg *config) gateway.Policy {
 		p.Challenge = func(scopes []string, anonymous bool) string {
 			if anonymous {
 				// No token to step up from: the plain challenge.
-				return (&auth.Failure{Status: http.StatusUnauthorized, ResourceMetadata: meta}).WWWAuthenticate()
+				return auth.Challenge(meta)
 			}
 			return auth.InsufficientScope(scopes, meta)
 		}
@@ -153,9 +152,7 @@ func openAudit(cfg *config, reg prometheus.Registerer, log *slog.Logger) (*audit
 // warnExposure says loudly what an unauthenticated gateway on a
 // non-loopback address lets anyone do, and what identity_header trusts.
 func warnExposure(cfg *config, log *slog.Logger) {
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	loopback := err == nil && (host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback())
-	if cfg.AuthIssuer == "" && !loopback {
+	if cfg.AuthIssuer == "" && !gateway.IsLoopbackListen(cfg.Listen) {
 		log.Warn("AUTHENTICATION IS OFF on a non-loopback address: anyone who reaches " + cfg.Listen +
 			" can call the backend with the gateway's backend credentials; set auth_issuer and public_url (see README, Security)")
 	}

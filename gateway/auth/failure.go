@@ -76,6 +76,12 @@ func (f *Failure) WWWAuthenticate() string {
 	return b.String()
 }
 
+// Challenge is the WWW-Authenticate header value that asks a caller
+// without a token for one: Bearer resource_metadata="...".
+func Challenge(resourceMetadataURL string) string {
+	return (&Failure{ResourceMetadata: resourceMetadataURL}).WWWAuthenticate()
+}
+
 // InsufficientScope is the WWW-Authenticate header value of a 403 that
 // asks the client to step up (RFC 6750 §3.1, MCP's scope challenge):
 // scopes are what the call needs (the tools feature picks them; empty ones are skipped),

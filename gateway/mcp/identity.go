@@ -4,11 +4,15 @@ package mcp
 // (per-client rate limits, session caps, quotas): the principal's subject
 // when authenticated, else the client address (or the identity header a
 // trusted proxy sets, as the transport filled Client).
-func (r *Request) Identity() string {
-	if r.Principal != nil {
-		return "sub:" + r.Principal.Subject
+func (r *Request) Identity() string { return IdentityOf(r.Principal, r.Client) }
+
+// IdentityOf is Identity for a caller known before its request is
+// (a stream that opens a session, a refusal the transport answers).
+func IdentityOf(p *Principal, client string) string {
+	if p != nil {
+		return "sub:" + p.Subject
 	}
-	return "addr:" + r.Client
+	return "addr:" + client
 }
 
 // LimitIdentity is the identity a request's limits count against: the

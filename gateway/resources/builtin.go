@@ -49,21 +49,7 @@ func builtins(s *state) {
 		return
 	}
 	s.resources = append(s.resources, openapiResource)
-	b := &body{mimeType: openapiResource.MIMEType}
-	// Marshalled once per document: it is what the hash is of, and a
-	// large document is not encoded again on every read. kin-openapi
-	// encodes objects as Go maps, so keys are sorted and the text is the
-	// same for the same document (and library version). The loader keeps
-	// no raw bytes to hash instead.
-	raw, err := mcp.Marshal(doc.T)
-	if err != nil {
-		b.err = fmt.Errorf("resources: encode %s: %w", openapiURI, err)
-	} else {
-		b.text = string(raw)
-		sum := sha256.Sum256(raw)
-		s.docHash = hex.EncodeToString(sum[:8])
-	}
-	s.bodies[openapiURI] = b
+	s.lazy[openapiURI] = s.openapiBody
 
 	var names []string
 	if doc.T.Components != nil {
@@ -131,7 +117,29 @@ type aboutDocument struct {
 	ContentHash   string `json:"contentHash,omitempty"`
 }
 
-// about is gateway://about for s, made once its lists are complete.
+// openapiBody is gateway://openapi, encoded on first read and then kept:
+// a large document (GitHub's: 13 MB) costs neither start-up time nor a
+// second copy in memory until a client asks for it, and is not encoded
+// again on every read. kin-openapi encodes objects as Go maps, so keys
+// are sorted and the text is the same for the same document (and
+// library version); it is also what about's contentHash is of (the
+// loader keeps no raw bytes to hash instead).
+func (s *state) openapiBody() *body {
+	s.openapiOnce.Do(func() {
+		raw, err := mcp.Marshal(s.cat.Doc.T)
+		if err != nil {
+			s.openapi = &body{err: fmt.Errorf("resources: encode %s: %w", openapiURI, err)}
+			return
+		}
+		sum := sha256.Sum256(raw)
+		s.docHash = hex.EncodeToString(sum[:8])
+		s.openapi = &body{mimeType: openapiResource.MIMEType, text: string(raw)}
+	})
+	return s.openapi
+}
+
+// about is gateway://about for s, made on first read (its contentHash
+// needs gateway://openapi's text).
 func about(s *state) *body {
 	var a aboutJSON
 	a.Gateway.Name, a.Gateway.Version = s.cat.ServerName, s.cat.ServerVersion
@@ -141,6 +149,7 @@ func about(s *state) *body {
 	a.Capabilities.Resources.Templates = len(s.templates)
 	a.Capabilities.Prompts.Count = s.cat.Prompts
 	if doc := s.cat.Doc; doc != nil && doc.T != nil {
+		s.openapiBody()
 		d := &aboutDocument{OpenAPI: doc.T.OpenAPI, SourceVersion: doc.SourceVersion, ContentHash: s.docHash}
 		if doc.T.Info != nil {
 			d.Title, d.Version = doc.T.Info.Title, doc.T.Info.Version

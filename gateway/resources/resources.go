@@ -21,6 +21,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
@@ -70,7 +71,13 @@ type state struct {
 	templates    []*uriTemplate
 	infos        []resourceTemplate
 	templatesTag string
-	docHash      string // of gateway://openapi's text; empty without one
+	// lazy are the built-ins made on first read, by URI.
+	lazy map[string]func() *body
+	// openapi is gateway://openapi once made; docHash the hash of its
+	// text (empty without a document).
+	openapiOnce sync.Once
+	openapi     *body
+	docHash     string
 }
 
 // resource is a Resource as resources/list shows it.
@@ -126,7 +133,7 @@ func (f *Feature) SetCatalog(c Catalog) {
 
 // build makes the generation serving cat (nil: declared resources only).
 func (f *Feature) build(cat *Catalog) *state {
-	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)+2)}
+	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), lazy: map[string]func() *body{}}
 	if cat != nil {
 		builtins(s)
 	}
@@ -139,8 +146,11 @@ func (f *Feature) build(cat *Catalog) *state {
 		s.infos = append(s.infos, t.info)
 	}
 	if cat != nil {
-		// about counts what the lists hold, so it is made last.
-		s.bodies[aboutURI] = about(s)
+		// about counts what the lists hold: made on first read, from
+		// the lists complete by then.
+		var once sync.Once
+		var b *body
+		s.lazy[aboutURI] = func() *body { once.Do(func() { b = about(s) }); return b }
 	}
 	s.resourcesTag, s.templatesTag = listTag(s.resources), listTag(s.infos)
 	return s
@@ -273,7 +283,11 @@ const maxMatched = 8 << 10
 // lookup finds uri: a fixed resource first, then the templates in order.
 func (f *Feature) lookup(era mcp.Era, uri string) (*body, error) {
 	s := f.current.Load()
-	if b, ok := s.bodies[uri]; ok {
+	b, ok := s.bodies[uri]
+	if mk, lazy := s.lazy[uri]; lazy {
+		b, ok = mk(), true
+	}
+	if ok {
 		if b.err != nil {
 			return nil, b.err
 		}
