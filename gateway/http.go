@@ -67,6 +67,9 @@ func (s *Server) mcpRoutes(e *echo.Echo) {
 		e.Any(s.cfg.LegacySSEPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacySSE)))
 		e.Any(s.cfg.LegacyMessagesPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacyMessage)))
 	}
+	if len(s.cfg.WebhookSecret) > 0 {
+		e.Any(WebhookPath, echo.WrapHandler(s.watch.Webhook(s.cfg.WebhookSecret, s.resources.URIsForPath)))
+	}
 	if s.prm != nil {
 		// RFC 9728: at the well-known path, and with the resource's path
 		// appended, where clients of the 2025-06-18 revision look first.
@@ -77,6 +80,10 @@ func (s *Server) mcpRoutes(e *echo.Echo) {
 
 // ResourceMetadataPath is where the protected resource metadata is served.
 const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// WebhookPath is where the backend posts resource change events (served
+// only with Config.WebhookSecret).
+const WebhookPath = "/webhooks/resources"
 
 func (s *Server) adminRoutes(e *echo.Echo, extra map[string]http.Handler) {
 	e.GET("/healthz", func(c echo.Context) error {

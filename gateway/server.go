@@ -22,11 +22,14 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
 	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
+	"github.com/mcp-gateway/mcp-gateway/gateway/watch"
 	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
@@ -127,6 +130,23 @@ type Config struct {
 	// prompts:), served beside the built-in resources.
 	Resources []resources.Declared
 	Prompts   []prompts.Declared
+	// SubscriptionPollInterval is how often a subscribed resource that can
+	// change is polled for changes (by one replica), unless it says
+	// otherwise. Zero means 30s.
+	SubscriptionPollInterval time.Duration
+	// SubscriptionLeaseTTL is how long a replica's claim to poll a URI
+	// lasts unrenewed: a dead replica's polling moves to another within
+	// twice this. Zero means 15s.
+	SubscriptionLeaseTTL time.Duration
+	// MaxSubscriptions caps one session's resource subscriptions. Zero
+	// means 1000 (the store's own cap).
+	MaxSubscriptions int
+	// WebhookSecret, when set, serves POST /webhooks/resources: change
+	// events from the backend signed with it (HMAC-SHA256).
+	WebhookSecret []byte
+	// Replica names this replica (leases, listen subscriptions). Empty
+	// means a random name.
+	Replica string
 }
 
 func (c Config) withDefaults() Config {
@@ -201,6 +221,12 @@ type Deps struct {
 	// /.well-known/oauth-protected-resource and at that path + MountPath
 	// (RFC 9728).
 	ResourceMetadata http.Handler
+	// Subscriptions keeps resource subscriptions; nil means a
+	// subscriptions.Memory (one replica).
+	Subscriptions subscriptions.Store
+	// Lease holds the leases that make one replica poll each URI; nil
+	// means a lease.Memory (one replica).
+	Lease lease.Lease
 	// Audit receives one record per tools/call; nil means none.
 	Audit *audit.Writer
 	// Logger receives the gateway's own log; nil means slog.Default().
@@ -250,6 +276,7 @@ type Server struct {
 	notFound   mcp.Handler // the chain around the method-not-found answer
 	tools      *tools.Feature
 	resources  *resources.Feature
+	watch      *watch.Watcher
 	stamper    *mcp.Stamper
 
 	// inflight maps session id + request id to the cancel func of a running
@@ -395,11 +422,24 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy},
 		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics})
 	s.tools.Register(router{s})
-	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources}); err != nil {
+	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources},
+		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.tools.Permits}); err != nil {
 		return nil, err
 	}
 	s.resources.Register(router{s})
-	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read})
+	subs, lse := deps.Subscriptions, deps.Lease
+	if subs == nil {
+		subs = subscriptions.NewMemory(subscriptions.Limits{MaxPerSubscriber: cfg.MaxSubscriptions})
+	}
+	if lse == nil {
+		lse = lease.NewMemory()
+	}
+	s.watch = watch.New(watch.Config{Replica: cfg.Replica, PollInterval: cfg.SubscriptionPollInterval, LeaseTTL: cfg.SubscriptionLeaseTTL, StoreTimeout: cfg.StoreTimeout},
+		watch.Deps{Subs: subs, Lease: lse, Bus: s.bus, Poll: s.pollResource, Watched: s.watched, Deliver: s.deliverUpdate,
+			IsGone: isSessionGone, Logger: s.log, Metrics: deps.Metrics})
+	s.handle("resources/subscribe", mcp.EraSession, s.subscribe)
+	s.handle("resources/unsubscribe", mcp.EraSession, s.unsubscribe)
+	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read, CallTool: s.callToolText})
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +468,7 @@ func (s *Server) SetCatalog(c Catalog) {
 	// The features first: Ready looks at s.catalog.
 	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
 	rc := resources.Catalog{Doc: c.Doc, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
-		Revisions: mcp.SupportedVersions, Prompts: len(s.cfg.Prompts)}
+		Revisions: mcp.SupportedVersions, Prompts: len(s.cfg.Prompts), Set: c.Tools}
 	if c.Tools != nil {
 		rc.Tools = c.Tools.Len()
 	}
@@ -468,6 +508,7 @@ func (s *Server) Run(ctx context.Context) error {
 		})
 	}
 	wg.Go(func() { s.listenReplicas(ctx) })
+	wg.Go(func() { s.watch.Run(ctx) })
 	defer wg.Wait()
 
 	sweeper := s.sweeper

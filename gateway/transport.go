@@ -425,6 +425,7 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 	}
 	s.cache.touched(sess.ID, now)
 	s.refreshSessionCount(ctx, sess.Client, sess.ID)
+	s.refreshSubscriptions(ctx, sess.ID)
 	return true
 }
 
@@ -763,6 +764,7 @@ func (s *Server) deleteSession(ctx context.Context, sid, client string) error {
 	}
 	s.announce(ctx, broadcast{Kind: kindEnded, Session: sid})
 	s.wakeSession(ctx, sid)
+	s.dropSubscriptions(ctx, sid)
 	return nil
 }
 

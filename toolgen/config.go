@@ -9,6 +9,12 @@ type Options struct {
 	// Exclude drops operations matched by any glob (same matching as Include);
 	// it wins over Include.
 	Exclude []string
+	// ResourceOperations selects GET operations to serve as MCP resources
+	// besides those marked x-mcp-resource (same matching as Include; other
+	// methods are never resources). It is independent of Include, Exclude
+	// and x-mcp: an operation may be a resource, a tool or both. Empty
+	// means only x-mcp-resource selects.
+	ResourceOperations []string
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int

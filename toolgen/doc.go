@@ -2,6 +2,8 @@
 // definitions (Generate, Set, Print): names, descriptions, annotations and
 // input/output schemas, plus the Binding of each tool's arguments to the
 // parts of its HTTP request, which the REST call path (toolgen/call) reads.
+// GET operations may also be described as MCP resources (Set.Resources),
+// read through the same Binding.
 // It does no HTTP. It imports only the openapi and internal/jsonlex packages
 // of the gateway; never toolgen/call or anything under gateway.
 //
@@ -81,4 +83,44 @@
 // dropping it where the document says it, so that real responses validate);
 // anything else is wrapped as {"result": <schema>} and the call path wraps
 // structuredContent the same way.
+//
+// # Resources
+//
+// A GET operation is also an MCP resource (a ResourceOp) when it says
+// x-mcp-resource: true, or an object of uri, name, title, description,
+// mimeType and pollInterval (a Go duration such as "10s", or a number of
+// seconds; at least 1s), or when a glob of Options.ResourceOperations
+// matches it as Include's do (x-mcp-resource: false does not keep it out
+// then). Resources are chosen from all the document's operations,
+// whatever Include, Exclude and x-mcp say: an operation may be a tool, a
+// resource or both. x-mcp-resource on another method, or a value that is
+// not one of these (a field of the wrong type, a bad pollInterval), is a
+// warning, and the operation is not a resource.
+//
+// Each resource has a Tool, the one listed when the operation is also a
+// tool, else one made and named the same way but not listed, named after
+// all the listed tools so that resources change nothing about them. Its
+// name is unique among tools and resources; policy and audit know the
+// resource by it.
+//
+// A resource's URI is x-mcp-resource.uri, else rest://api and the path,
+// each path parameter {p} the template variable {p} (simple expansion: it
+// matches one path segment): GET /pets/{petId} is rest://api/pets/{petId},
+// GET /pets is the fixed URI rest://api/pets. A parameter name that is not
+// an RFC 6570 varname (letters, digits, _, pct-encoded, and . between
+// them) becomes one of letters, digits and _ (ResourceOp.Vars maps each
+// variable to its argument); characters a template may not hold are
+// percent-encoded. An explicit uri is a fixed URI or a template of {name}
+// and {+name} (reserved expansion, for a value that may hold slashes)
+// whose variables are the path parameters' variable names, each exactly
+// once; it must begin with a scheme other than gateway:, http: and
+// https:. Name defaults to the tool name, title to the summary,
+// description to the tool's, mimeType to the success response's media
+// type (application/json when it has it). Completion values for a
+// variable are its parameter's enum and examples.
+//
+// An operation with a required parameter that is not in the path, or a
+// required request body, cannot be read from a URI: a warning, and no
+// resource. Of two resources with the same URI or template (up to
+// variable names), the second is dropped with a warning.
 package toolgen

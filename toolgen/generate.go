@@ -20,6 +20,10 @@ type Set struct {
 	tools    []*Tool
 	byName   map[string]*Tool
 	warnings []openapi.Warning
+	// resources are the GET operations also served as MCP resources
+	// (resources.go), by Tool.Name in resourceByName.
+	resources      []*ResourceOp
+	resourceByName map[string]*ResourceOp
 }
 
 // Tools returns the tools in document order: paths sorted as strings, then
@@ -54,13 +58,15 @@ const (
 )
 
 // Generate turns every operation of doc into a tool, except those excluded
-// by x-mcp: false or by opts. It fails only on a nil document or a malformed
-// glob; an operation that cannot become a tool is skipped with a warning.
+// by x-mcp: false or by opts, and each GET operation that x-mcp-resource or
+// Options.ResourceOperations selects into a resource (resources.go). It fails
+// only on a nil document or a malformed glob; an operation that cannot
+// become a tool or a resource is skipped with a warning.
 func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("toolgen: no document")
 	}
-	for _, g := range slices.Concat(opts.Include, opts.Exclude) {
+	for _, g := range slices.Concat(opts.Include, opts.Exclude, opts.ResourceOperations) {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("toolgen: glob %q: %w", g, err)
 		}
@@ -80,16 +86,20 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	g := &generator{doc: doc.T, opts: opts, seen: map[openapi.Warning]bool{}, fitter: newFitter(opts.MaxSchemaBytes)}
 	g.conv = newConverter(doc.T, g.warn)
 
+	all := openapi.Operations(doc.T)
 	var ops []openapi.Operation
-	for _, op := range openapi.Operations(doc.T) {
+	for _, op := range all {
 		if g.selected(op) {
 			ops = append(ops, op)
 		}
 	}
-	names := g.names(ops)
+	taken := nameSet{}
+	names := g.names(ops, taken)
 	set := &Set{byName: make(map[string]*Tool, len(ops))}
+	tools := make(map[string]*Tool, len(ops)) // by location; nil: no tool could be made
 	for i, op := range ops {
 		t, err := g.tool(op, names[i])
+		tools[op.Location()] = t
 		if err != nil {
 			g.warn(op.Location(), "no tool: "+err.Error())
 			continue
@@ -97,6 +107,8 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 		set.tools = append(set.tools, t)
 		set.byName[t.Name] = t
 	}
+	// After the tools, so that resources change nothing about them.
+	g.resources(set, all, tools, taken)
 	g.warnFitted()
 	set.warnings = g.warnings
 	return set, nil
@@ -194,9 +206,10 @@ func (g *generator) extString(ext map[string]any, key, loc string) string {
 // names gives every operation a unique name: x-mcp-name first, then
 // operationIds, then names made from method and path, each group in
 // document order, so an explicit name is never the one that gets a suffix.
-// A name that is taken gets "_" and a hash of the operation's method and
-// path, which is stable across runs.
-func (g *generator) names(ops []openapi.Operation) []string {
+// A name that is taken (in taken, or by an earlier operation) gets "_" and a
+// hash of the operation's method and path, which is stable across runs.
+// The names are added to taken.
+func (g *generator) names(ops []openapi.Operation, taken nameSet) []string {
 	type want struct {
 		name, why string
 	}
@@ -225,7 +238,6 @@ func (g *generator) names(ops []openapi.Operation) []string {
 		}
 		wants[i] = want{fallbackName(op.Method, op.Path), ""}
 	}
-	taken := nameSet{}
 	out := make([]string, len(ops))
 	for _, why := range []string{extMCPName, "operationId", ""} {
 		for i, op := range ops {

@@ -14,10 +14,11 @@ const MaxValues = 100
 
 // Deps are where the candidates come from.
 type Deps struct {
-	// PromptValues are the completion candidates of a prompt's argument;
-	// ok is false for an unknown prompt or argument. Nil means there are
-	// no prompts.
-	PromptValues func(prompt, arg string) (values []string, ok bool)
+	// PromptValues are the completion candidates of a prompt's argument
+	// for r's caller, given the arguments already chosen; ok is false for
+	// an unknown prompt or argument. An error (a source that failed) is
+	// the answer as is. Nil means there are no prompts.
+	PromptValues func(r *mcp.Request, prompt, arg string, chosen map[string]string) (values []string, ok bool, err error)
 	// ResourceValues are the completion candidates of a resource
 	// template's variable; ok is false for an unknown template or
 	// variable. Nil means there are no resource templates.
@@ -56,9 +57,8 @@ type params struct {
 		Name  *string `json:"name"`
 		Value *string `json:"value"`
 	} `json:"argument"`
-	// Context carries the arguments already chosen (2025-06-18 on). It is
-	// checked, so a malformed one is -32602, but not used yet: the
-	// candidates of one argument do not depend on the others.
+	// Context carries the arguments already chosen (2025-06-18 on): a
+	// prompt argument whose candidates come from a tool passes them to it.
 	Context *struct {
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"context"`
@@ -75,8 +75,8 @@ func (f *Feature) complete(r *mcp.Request) (any, error) {
 	if p.Argument == nil || p.Argument.Name == nil || p.Argument.Value == nil {
 		return nil, mcp.InvalidParams("Invalid params for completion/complete: argument.name and argument.value are required")
 	}
+	var chosen map[string]string
 	if p.Context != nil && len(p.Context.Arguments) > 0 {
-		var chosen map[string]string
 		if json.Unmarshal(p.Context.Arguments, &chosen) != nil {
 			return nil, mcp.InvalidParams("Invalid params for completion/complete: context.arguments must be an object of strings")
 		}
@@ -90,7 +90,10 @@ func (f *Feature) complete(r *mcp.Request) (any, error) {
 		}
 		ok := false
 		if f.deps.PromptValues != nil {
-			values, ok = f.deps.PromptValues(*p.Ref.Name, arg)
+			var err error
+			if values, ok, err = f.deps.PromptValues(r, *p.Ref.Name, arg, chosen); err != nil {
+				return nil, err
+			}
 		}
 		if !ok {
 			return nil, mcp.InvalidParams("Invalid params for completion/complete: no prompt %q with argument %q", *p.Ref.Name, arg)

@@ -22,6 +22,15 @@ func source(m map[string]map[string][]string) func(owner, arg string) ([]string,
 	}
 }
 
+// promptSource is source in PromptValues' shape.
+func promptSource(m map[string]map[string][]string) func(*mcp.Request, string, string, map[string]string) ([]string, bool, error) {
+	src := source(m)
+	return func(_ *mcp.Request, owner, arg string, _ map[string]string) ([]string, bool, error) {
+		v, ok := src(owner, arg)
+		return v, ok, nil
+	}
+}
+
 func table(deps Deps) mcptest.Table {
 	tab := mcptest.Table{}
 	New(deps).Register(tab)
@@ -41,7 +50,7 @@ func TestComplete(t *testing.T) {
 		many[i] = fmt.Sprintf("item%03d", i)
 	}
 	tab := table(Deps{
-		PromptValues: source(map[string]map[string][]string{
+		PromptValues: promptSource(map[string]map[string][]string{
 			"trip":                       {"city": {"Paris", "park", "Party", "Berlin", "parKing"}, "free": nil},
 			"big":                        {"n": many},
 			"test_prompt_with_arguments": {"arg1": nil, "arg2": nil},
@@ -115,7 +124,7 @@ func TestPrefixFold(t *testing.T) {
 
 func TestCompleteErrors(t *testing.T) {
 	full := table(Deps{
-		PromptValues:   source(map[string]map[string][]string{"p": {"a": {"x"}}}),
+		PromptValues:   promptSource(map[string]map[string][]string{"p": {"a": {"x"}}}),
 		ResourceValues: source(map[string]map[string][]string{"t://{v}": {"v": {"x"}}}),
 	})
 	empty := table(Deps{}) // no prompts, no templates
@@ -162,7 +171,7 @@ func TestCompleteErrors(t *testing.T) {
 }
 
 func TestEraStamping(t *testing.T) {
-	tab := table(Deps{PromptValues: source(map[string]map[string][]string{"p": {"a": {"x"}}})})
+	tab := table(Deps{PromptValues: promptSource(map[string]map[string][]string{"p": {"a": {"x"}}})})
 	params := `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}`
 
 	res, err := tab.Call("completion/complete", mcptest.Request(mcp.EraSession, params))

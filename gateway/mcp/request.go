@@ -49,6 +49,12 @@ type Request struct {
 	// Stamp, when set, makes the stateless era's result fields (see
 	// ResultMeta).
 	Stamp *Stamper
+	// Backend names the operation a request other than tools/call ran on
+	// the backend (a REST-backed resource's GET, the tool an
+	// operation-backed resource or prompt embeds), and BackendStatus its
+	// answer: the audit log records such requests as calls of it.
+	Backend       string
+	BackendStatus int
 }
 
 // Principal is an authenticated caller.

@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,6 +23,26 @@ type Argument struct {
 	// Values are the argument's completion candidates, in the order they
 	// are offered; nil means none.
 	Values []string
+	// ValuesFrom, instead of Values, takes the candidates from a tool's
+	// live result: the Field of each item it returns (cached briefly per
+	// caller and arguments).
+	ValuesFrom *ValuesFrom
+}
+
+// ValuesFrom names a tool whose result lists an argument's candidates.
+// The tool is called with the arguments already chosen that it takes
+// (completion's context.arguments).
+type ValuesFrom struct {
+	Operation, Field string
+}
+
+// Operation is a tool called when the prompt is got: its live result is
+// embedded (its structuredContent as JSON text, else its content blocks).
+type Operation struct {
+	Name string
+	// Arguments are the tool's, each value a text/template over the
+	// prompt's arguments, sent as the type the tool's parameter takes.
+	Arguments map[string]string
 }
 
 // Media is an image or audio clip; it is sent base64-encoded.
@@ -33,7 +52,7 @@ type Media struct {
 }
 
 // Message is one message of a prompt: exactly one of Text, ResourceURI,
-// Image and Audio is set.
+// Image, Audio and Operation is set.
 type Message struct {
 	// Role is "user" or "assistant".
 	Role string
@@ -47,6 +66,7 @@ type Message struct {
 	ResourceURI string
 	Image       *Media
 	Audio       *Media
+	Operation   *Operation
 }
 
 // Declared is one prompt the operator declares.
@@ -72,13 +92,19 @@ type Deps struct {
 	// ReadResource reads a resource for a ResourceURI message; its error
 	// is the prompts/get answer as is (an *mcp.Error chooses the code).
 	// Nil means such messages fail with an internal error.
-	ReadResource func(ctx context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error)
+	ReadResource func(r *mcp.Request, uri string) ([]mcp.ResourceContents, error)
+	// CallTool runs a tool for an Operation message or a ValuesFrom source
+	// as r's caller (admitted as tools/call), with text arguments sent as
+	// the types the tool takes. Its error is the answer as is.
+	CallTool func(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error)
 }
 
 // Feature serves prompts/list and prompts/get.
 type Feature struct {
 	pageSize int
-	read     func(ctx context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error)
+	read     func(r *mcp.Request, uri string) ([]mcp.ResourceContents, error)
+	callTool func(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error)
+	values   valuesCache
 	listed   []listedPrompt // what prompts/list sends, in declared order
 	byName   map[string]*prompt
 	tag      string // fingerprint of the prompt names, bound into cursors
@@ -98,12 +124,15 @@ type message struct {
 	text  *template.Template
 	uri   *template.Template
 	media *mediaContent // base64 encoded once
+	// op and opArgs: an Operation message.
+	op     string
+	opArgs map[string]*template.Template
 }
 
 // New validates cfg and returns the feature. An error names the prompt
 // and, when it is about one, the message.
 func New(cfg Config, deps Deps) (*Feature, error) {
-	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, byName: make(map[string]*prompt, len(cfg.Declared))}
+	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, callTool: deps.CallTool, byName: make(map[string]*prompt, len(cfg.Declared))}
 	if f.pageSize <= 0 {
 		f.pageSize = 100
 	}
@@ -138,6 +167,9 @@ func compile(d Declared) (*prompt, error) {
 			return nil, fmt.Errorf("argument %q: declared twice", a.Name)
 		}
 		p.argIndex[a.Name] = i
+		if a.ValuesFrom != nil && (len(a.Values) > 0 || a.ValuesFrom.Operation == "" || a.ValuesFrom.Field == "") {
+			return nil, fmt.Errorf("argument %q: values come from a list or from {operation, field}, both named", a.Name)
+		}
 		a.Values = slices.Clone(a.Values)
 		p.args = append(p.args, a)
 	}
@@ -160,16 +192,27 @@ func (p *prompt) compileMessage(m Message) (message, error) {
 		return cm, fmt.Errorf(`role must be "user" or "assistant", not %q`, m.Role)
 	}
 	n := 0
-	for _, set := range []bool{m.Text != nil, m.ResourceURI != "", m.Image != nil, m.Audio != nil} {
+	for _, set := range []bool{m.Text != nil, m.ResourceURI != "", m.Image != nil, m.Audio != nil, m.Operation != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return cm, errors.New("needs exactly one of text, resource, image and audio")
+		return cm, errors.New("needs exactly one of text, resource, image, audio and operation")
 	}
 	var err error
 	switch {
+	case m.Operation != nil:
+		if m.Operation.Name == "" {
+			return cm, errors.New("operation needs a name")
+		}
+		cm.op = m.Operation.Name
+		cm.opArgs = make(map[string]*template.Template, len(m.Operation.Arguments))
+		for k, v := range m.Operation.Arguments {
+			if cm.opArgs[k], err = p.parse("operation.arguments."+k, v); err != nil {
+				return cm, err
+			}
+		}
 	case m.Text != nil:
 		cm.text, err = p.parse("text", *m.Text)
 	case m.ResourceURI != "":
@@ -213,19 +256,25 @@ func (f *Feature) Register(r mcp.Router) {
 	r.Handle("prompts/get", mcp.EraBoth, f.get)
 }
 
-// ArgumentValues are the completion candidates of a prompt's argument; ok
-// is false for an unknown prompt or argument. The caller must not modify
-// values.
-func (f *Feature) ArgumentValues(prompt, arg string) (values []string, ok bool) {
+// ArgumentValues are the completion candidates of a prompt's argument for
+// r's caller; ok is false for an unknown prompt or argument. chosen are
+// the arguments already chosen (completion's context.arguments): a
+// ValuesFrom tool is called with them. The caller must not modify values.
+func (f *Feature) ArgumentValues(r *mcp.Request, prompt, arg string, chosen map[string]string) (values []string, ok bool, err error) {
 	p, ok := f.byName[prompt]
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	i, ok := p.argIndex[arg]
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
-	return p.args[i].Values, true
+	a := p.args[i]
+	if a.ValuesFrom == nil {
+		return a.Values, true, nil
+	}
+	values, err = f.valuesFrom(r, a.ValuesFrom, chosen)
+	return values, true, err
 }
 
 type listedPrompt struct {
@@ -367,11 +416,62 @@ func (f *Feature) get(r *mcp.Request) (any, error) {
 			for _, c := range contents {
 				res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: embed(c)})
 			}
+		case m.op != "":
+			contents, err := f.runOperation(r, p, i, m, data)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range contents {
+				res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: c})
+			}
 		default:
 			res.Messages = append(res.Messages, promptMessage{Role: m.role, Content: m.media})
 		}
 	}
 	return res, nil
+}
+
+// runOperation calls an Operation message's tool and returns its result as
+// content blocks: structuredContent as JSON text, else each block. A tool
+// error is the prompts/get error, with the tool's (sanitized) text.
+func (f *Feature) runOperation(r *mcp.Request, p *prompt, i int, m message, data map[string]string) ([]any, error) {
+	args := make(map[string]string, len(m.opArgs))
+	for k, t := range m.opArgs {
+		v, err := render(t, data)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %q: messages[%d]: operation argument %s: %w", p.name, i, k, err)
+		}
+		args[k] = v
+	}
+	if f.callTool == nil {
+		return nil, fmt.Errorf("prompt %q: messages[%d] calls a tool, but the gateway has no tool caller", p.name, i)
+	}
+	res, err := f.callTool(r, m.op, args)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return nil, mcp.NewError(mcp.CodeInternalError, "Getting prompt %q failed: its operation %s answered: %s", p.name, m.op,
+			mcp.Verbatim(mcp.TruncateTo(res.FirstText(), 500, "…"))).WithData(map[string]any{"kind": "tool_error"})
+	}
+	if len(res.StructuredContent) > 0 {
+		return []any{&textContent{Type: "text", Text: string(res.StructuredContent)}}, nil
+	}
+	out := make([]any, 0, len(res.Content))
+	for _, c := range res.Content {
+		switch {
+		case c.Type == "text":
+			out = append(out, &textContent{Type: "text", Text: c.Text})
+		case c.Resource != nil:
+			out = append(out, embed(*c.Resource))
+		case c.Type == "image" || c.Type == "audio":
+			out = append(out, &mediaContent{Type: c.Type, Data: c.Data, MIMEType: c.MimeType})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, &textContent{Type: "text", Text: ""})
+	}
+	return out, nil
 }
 
 // bind checks the client's arguments against the prompt's and returns the
@@ -408,7 +508,7 @@ func (f *Feature) readResource(r *mcp.Request, p *prompt, i int, uri *template.T
 	if f.read == nil {
 		return nil, fmt.Errorf("prompt %q: messages[%d] embeds a resource, but the gateway has no resource reader", p.name, i)
 	}
-	contents, err := f.read(r.Ctx, r.Era, u)
+	contents, err := f.read(r, u)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -239,11 +238,11 @@ type fakeReader struct {
 	calls    []string // era label and URI
 }
 
-func (fr *fakeReader) read(ctx context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error) {
-	if ctx == nil {
-		return nil, errors.New("no context")
+func (fr *fakeReader) read(r *mcp.Request, uri string) ([]mcp.ResourceContents, error) {
+	if r == nil || r.Ctx == nil {
+		return nil, errors.New("no request")
 	}
-	fr.calls = append(fr.calls, era.Label()+" "+uri)
+	fr.calls = append(fr.calls, r.Era.Label()+" "+uri)
 	c, ok := fr.contents[uri]
 	if !ok {
 		return nil, mcp.NewError(mcp.CodeResourceNotFound, "Resource not found: %s", uri)
@@ -346,15 +345,15 @@ func TestArgumentValues(t *testing.T) {
 		Messages:  []Message{text("user", "{{.color}}")}}}}, Deps{})
 	vals[0] = "changed" // the feature keeps its own copy
 
-	got, ok := f.ArgumentValues("p", "color")
+	got, ok, _ := f.ArgumentValues(mcptest.Request(mcp.EraSession, ""), "p", "color", nil)
 	require.True(t, ok)
 	require.Equal(t, []string{"red", "green"}, got)
-	got, ok = f.ArgumentValues("p", "free")
+	got, ok, _ = f.ArgumentValues(mcptest.Request(mcp.EraSession, ""), "p", "free", nil)
 	require.True(t, ok)
 	require.Empty(t, got)
-	_, ok = f.ArgumentValues("p", "nope")
+	_, ok, _ = f.ArgumentValues(mcptest.Request(mcp.EraSession, ""), "p", "nope", nil)
 	require.False(t, ok)
-	_, ok = f.ArgumentValues("nope", "color")
+	_, ok, _ = f.ArgumentValues(mcptest.Request(mcp.EraSession, ""), "nope", "color", nil)
 	require.False(t, ok)
 }
 

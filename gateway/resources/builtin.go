@@ -37,6 +37,10 @@ var schemaMatcher = func() *uriTemplate {
 	}
 	t.info = schemaInfo
 	t.render = readSchema
+	t.exists = func(s *state, vars map[string]string) bool {
+		comps := s.cat.Doc.T.Components
+		return comps != nil && comps.Schemas[vars["name"]] != nil
+	}
 	return t
 }()
 
@@ -65,8 +69,8 @@ func builtins(s *state) {
 
 // readSchema is gateway://schema/{name}: nil for a name that is not a
 // component schema.
-func readSchema(s *state, vars map[string]string) (*body, error) {
-	comps := s.cat.Doc.T.Components
+func readSchema(rd *reading, vars map[string]string) (*body, error) {
+	comps := rd.s.cat.Doc.T.Components
 	if comps == nil {
 		return nil, nil
 	}

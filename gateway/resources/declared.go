@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -40,6 +41,13 @@ type Declared struct {
 	Blob []byte
 	// Values are completion candidates per template variable.
 	Values map[string][]string
+	// Operation, instead of Text or Blob, names a tool whose live result
+	// is the contents (its structuredContent as JSON, else its first
+	// content), called with Arguments and, for a template, each variable
+	// as the argument of its name (a string, or the number or boolean the
+	// tool's parameter takes). Subscribers' copies are polled for changes.
+	Operation string
+	Arguments map[string]any
 }
 
 // body is what a read answers with: text or a base64 blob.
@@ -51,6 +59,10 @@ type body struct {
 	text     string
 	blob     string // base64
 	isBlob   bool
+	// From the backend, for change polling: its validators, and whether
+	// it answered 304 to a conditional read (then there are no contents).
+	etag, lastModified string
+	notModified        bool
 }
 
 // uriTemplate is a compiled resource template, declared or built in.
@@ -69,15 +81,25 @@ type uriTemplate struct {
 	// matches one path segment.
 	segment map[string]bool
 	values  map[string][]string
-	// render makes the body of a matched URI; a nil body is "not found".
-	// An error is the gateway's fault, never shown to the client.
-	render func(s *state, vars map[string]string) (*body, error)
+	// source makes the body of a matched URI; a nil body is "not found".
+	// An error that is not an *mcp.Error is the gateway's fault, never
+	// shown to the client.
+	source
+	// exists, when set, says whether matched variables name a resource
+	// (without reading it); nil means any match does.
+	exists func(s *state, vars map[string]string) bool
+}
+
+// known reports whether vars, matched by t, name a resource.
+func (t *uriTemplate) known(s *state, vars map[string]string) bool {
+	return t.exists == nil || t.exists(s, vars)
 }
 
 // compiled is the declared entries, checked and ready to serve.
 type compiled struct {
 	resources []resource
-	bodies    map[string]*body // by URI
+	bodies    map[string]*body   // by URI
+	dynamic   map[string]*source // operation-backed, by URI
 	templates []*uriTemplate
 }
 
@@ -86,7 +108,7 @@ type compiled struct {
 var reservedSchemes = []string{"gateway", "http", "https"}
 
 func compile(decl []Declared) (*compiled, error) {
-	c := &compiled{bodies: make(map[string]*body)}
+	c := &compiled{bodies: make(map[string]*body), dynamic: make(map[string]*source)}
 	var templateEntry []int // the entry index of each template
 	for i, d := range decl {
 		var err error
@@ -146,6 +168,19 @@ func (c *compiled) addFixed(d Declared) error {
 	if _, dup := c.bodies[d.URI]; dup {
 		return errors.New("another entry has the same uri")
 	}
+	if _, dup := c.dynamic[d.URI]; dup {
+		return errors.New("another entry has the same uri")
+	}
+	if d.Operation != "" {
+		src, mime, err := operationSource(d)
+		if err != nil {
+			return err
+		}
+		c.dynamic[d.URI] = src
+		c.resources = append(c.resources, resource{URI: d.URI, Name: cmp.Or(d.Name, d.URI),
+			Title: d.Title, Description: d.Description, MIMEType: mime, tool: d.Operation})
+		return nil
+	}
 	b, text, err := newBody(d)
 	if err != nil {
 		return err
@@ -184,6 +219,18 @@ func (c *compiled) addTemplate(d Declared) (dup int, err error) {
 			return -1, fmt.Errorf("values for %q, which is not a variable of the template", name)
 		}
 	}
+	if d.Operation != "" {
+		src, mime, err := operationSource(d)
+		if err != nil {
+			return -1, err
+		}
+		t.source = *src
+		t.info = resourceTemplate{URITemplate: d.URITemplate, Name: cmp.Or(d.Name, d.URITemplate),
+			Title: d.Title, Description: d.Description, MIMEType: mime, tool: d.Operation}
+		t.values = maps.Clone(d.Values)
+		c.templates = append(c.templates, t)
+		return -1, nil
+	}
 	b, text, err := newBody(d)
 	if err != nil {
 		return -1, err
@@ -195,9 +242,9 @@ func (c *compiled) addTemplate(d Declared) (dup int, err error) {
 		t.values[k] = slices.Clone(v)
 	}
 	if text == nil {
-		t.render = func(*state, map[string]string) (*body, error) { return b, nil }
+		t.render = func(*reading, map[string]string) (*body, error) { return b, nil }
 	} else {
-		t.render = func(_ *state, vars map[string]string) (*body, error) {
+		t.render = func(_ *reading, vars map[string]string) (*body, error) {
 			var sb strings.Builder
 			if err := text.Execute(&sb, vars); err != nil {
 				return nil, fmt.Errorf("resources: render %s: %w", d.URITemplate, err)

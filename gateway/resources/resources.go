@@ -16,16 +16,19 @@
 package resources
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // Config is the feature's configuration. Zero values take the defaults
@@ -52,12 +55,33 @@ type Catalog struct {
 	// Tools and Prompts are the counts gateway://about reports (this
 	// package sees neither feature).
 	Tools, Prompts int
+	// Set is the generated tools and resource operations: its resource
+	// operations are served as REST-backed resources, and declared
+	// operation-backed resources name its tools.
+	Set *toolgen.Set
+}
+
+// Deps are how the feature reaches the backend. Each admits the caller as
+// tools/call does (scopes, limits, quotas, the policy webhook) and its
+// error is the answer as is (an *mcp.Error chooses the code); r nil is the
+// gateway's own change polling, admitted as nobody.
+type Deps struct {
+	// Fetch GETs the resource operation name with args, conditionally when
+	// cond has validators. A *call.FetchError is the backend's answer.
+	Fetch func(r *mcp.Request, name string, args json.RawMessage, cond call.Conditional) (*call.Fetched, error)
+	// CallTool runs the tool name for an operation-backed resource.
+	CallTool func(r *mcp.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	// Permits reports whether r's caller may use the tool or operation
+	// name: resources backed by one it may not use are neither listed
+	// nor read. Nil permits all.
+	Permits func(r *mcp.Request, name string) bool
 }
 
 // Feature serves the resources methods.
 type Feature struct {
 	pageSize int
 	declared *compiled
+	deps     Deps
 	current  atomic.Pointer[state]
 }
 
@@ -71,6 +95,8 @@ type state struct {
 	templates    []*uriTemplate
 	infos        []resourceTemplate
 	templatesTag string
+	// dynamic are the fixed resources read from the backend, by URI.
+	dynamic map[string]*source
 	// lazy are the built-ins made on first read, by URI.
 	lazy map[string]func() *body
 	// openapi is gateway://openapi once made; docHash the hash of its
@@ -87,6 +113,8 @@ type resource struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
+	// tool is the operation that backs it (Deps.Permits), or "".
+	tool string
 }
 
 // resourceTemplate is a ResourceTemplate as resources/templates/list
@@ -97,17 +125,18 @@ type resourceTemplate struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
+	tool        string
 }
 
 // New checks cfg and returns the feature, serving the declared resources
 // and, once SetCatalog is called, the built-ins. An error names the
 // entry at fault by index and URI.
-func New(cfg Config) (*Feature, error) {
+func New(cfg Config, deps Deps) (*Feature, error) {
 	c, err := compile(cfg.Declared)
 	if err != nil {
 		return nil, err
 	}
-	f := &Feature{pageSize: cfg.PageSize, declared: c}
+	f := &Feature{pageSize: cfg.PageSize, declared: c, deps: deps}
 	if f.pageSize <= 0 {
 		f.pageSize = 100
 	}
@@ -133,7 +162,8 @@ func (f *Feature) SetCatalog(c Catalog) {
 
 // build makes the generation serving cat (nil: declared resources only).
 func (f *Feature) build(cat *Catalog) *state {
-	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), lazy: map[string]func() *body{}}
+	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), lazy: map[string]func() *body{},
+		dynamic: map[string]*source{}}
 	if cat != nil {
 		builtins(s)
 	}
@@ -141,7 +171,13 @@ func (f *Feature) build(cat *Catalog) *state {
 	for uri, b := range f.declared.bodies {
 		s.bodies[uri] = b
 	}
+	for uri, src := range f.declared.dynamic {
+		s.dynamic[uri] = src
+	}
 	s.templates = append(s.templates, f.declared.templates...)
+	if cat != nil && cat.Set != nil {
+		f.addOperations(s, cat.Set.Resources())
+	}
 	for _, t := range s.templates {
 		s.infos = append(s.infos, t.info)
 	}
@@ -182,7 +218,7 @@ type listTemplatesResult struct {
 
 func (f *Feature) list(r *mcp.Request) (any, error) {
 	s := f.current.Load()
-	items, next, err := page(r, s.resources, s.resourcesTag, f.pageSize)
+	items, next, err := page(r, visible(f, r, s.resources, func(x resource) string { return x.tool }), s.resourcesTag, f.pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +227,35 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 
 func (f *Feature) listTemplates(r *mcp.Request) (any, error) {
 	s := f.current.Load()
-	items, next, err := page(r, s.infos, s.templatesTag, f.pageSize)
+	items, next, err := page(r, visible(f, r, s.infos, func(x resourceTemplate) string { return x.tool }), s.templatesTag, f.pageSize)
 	if err != nil {
 		return nil, err
 	}
 	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next, ResultMeta: r.StampResult(true)}, nil
+}
+
+// visible is the part of all r's caller may use: all of it unless some
+// are backed by operations that need scopes.
+func visible[T any](f *Feature, r *mcp.Request, all []T, tool func(T) string) []T {
+	if f.deps.Permits == nil {
+		return all
+	}
+	var out []T
+	for i, x := range all {
+		if name := tool(x); name != "" && !f.deps.Permits(r, name) {
+			if out == nil {
+				out = append(make([]T, 0, len(all)), all[:i]...)
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		return all
+	}
+	return out
 }
 
 // page is the page of all that r's cursor names, and the next cursor.
@@ -251,7 +311,7 @@ func (f *Feature) read(r *mcp.Request) (any, error) {
 	if uri == nil {
 		return nil, mcp.InvalidParams("Invalid params for resources/read: uri is required")
 	}
-	b, err := f.lookup(r.Era, *uri)
+	b, err := f.lookup(&reading{r: r, era: r.Era}, *uri)
 	if err != nil {
 		return nil, err
 	}
@@ -265,50 +325,94 @@ func (f *Feature) read(r *mcp.Request) (any, error) {
 }
 
 // Read is resources/read for other features (prompts embed resources):
-// the contents of uri, or the not-found error of the era. Any other error
-// is the gateway's fault: the transport logs it and answers -32603
-// "Internal error".
-func (f *Feature) Read(_ context.Context, era mcp.Era, uri string) ([]mcp.ResourceContents, error) {
-	b, err := f.lookup(era, uri)
+// the contents of uri as r's caller may read them, or the error to answer
+// with (the not-found error of the era, a refusal, a backend failure). An
+// error that is not an *mcp.Error is the gateway's fault: the transport
+// logs it and answers -32603 "Internal error".
+func (f *Feature) Read(r *mcp.Request, uri string) ([]mcp.ResourceContents, error) {
+	b, err := f.lookup(&reading{r: r, era: r.Era}, uri)
 	if err != nil {
 		return nil, err
 	}
 	return []mcp.ResourceContents{{URI: uri, MimeType: b.mimeType, Text: b.text, Blob: b.blob}}, nil
 }
 
+// reading is one read: who asks (r nil: the gateway's own poll) and, for
+// a poll, the validators of the one before.
+type reading struct {
+	s    *state
+	f    *Feature
+	r    *mcp.Request
+	era  mcp.Era
+	cond call.Conditional
+}
+
+// source makes a resource's body on every read: a REST-backed or
+// operation-backed resource, a built-in template.
+type source struct {
+	render func(rd *reading, vars map[string]string) (*body, error)
+	// tool is the operation behind it ("" for none): the caller must be
+	// permitted it.
+	tool string
+	// watched: its contents change, and subscribers' copies are polled
+	// every interval (zero: the watcher's default).
+	watched  bool
+	interval time.Duration
+}
+
 // maxMatched bounds the URIs tried against templates: the matcher's cost
 // grows with the length, and no template resource needs a longer one.
 const maxMatched = 8 << 10
 
-// lookup finds uri: a fixed resource first, then the templates in order.
-func (f *Feature) lookup(era mcp.Era, uri string) (*body, error) {
-	s := f.current.Load()
-	b, ok := s.bodies[uri]
-	if mk, lazy := s.lazy[uri]; lazy {
-		b, ok = mk(), true
+// lookup reads uri: a fixed resource first, then the templates in order.
+func (f *Feature) lookup(rd *reading, uri string) (*body, error) {
+	rd.s, rd.f = f.current.Load(), f
+	src, vars, b, err := rd.s.find(rd, uri)
+	if err != nil {
+		return nil, err
 	}
-	if ok {
+	if b != nil {
 		if b.err != nil {
 			return nil, b.err
 		}
 		return b, nil
 	}
+	if src.tool != "" && rd.r != nil && f.deps.Permits != nil && !f.deps.Permits(rd.r, src.tool) {
+		// What the caller may not see does not exist for it.
+		return nil, notFound(rd.era, uri)
+	}
+	if b, err = src.render(rd, vars); err != nil {
+		if errors.Is(err, errGone) && rd.r != nil {
+			return nil, notFound(rd.era, uri)
+		}
+		return nil, err
+	}
+	if b == nil {
+		return nil, notFound(rd.era, uri)
+	}
+	return b, nil
+}
+
+// find resolves uri to a static body or to the source that makes it (and
+// the variables a template matched); neither is not-found.
+func (s *state) find(rd *reading, uri string) (*source, map[string]string, *body, error) {
+	if b, ok := s.bodies[uri]; ok {
+		return nil, nil, b, nil
+	}
+	if mk, lazy := s.lazy[uri]; lazy {
+		return nil, nil, mk(), nil
+	}
+	if src, ok := s.dynamic[uri]; ok {
+		return src, nil, nil, nil
+	}
 	if len(uri) <= maxMatched {
 		for _, t := range s.templates {
-			vars, ok := t.match(uri)
-			if !ok {
-				continue
-			}
-			b, err := t.render(s, vars)
-			if err != nil {
-				return nil, err
-			}
-			if b != nil {
-				return b, nil
+			if vars, ok := t.match(uri); ok && t.known(s, vars) {
+				return &t.source, vars, nil, nil
 			}
 		}
 	}
-	return nil, notFound(era, uri)
+	return nil, nil, nil, notFound(rd.era, uri)
 }
 
 // notFound is the era's answer to an unknown URI.
@@ -332,4 +436,36 @@ func (f *Feature) VariableValues(uriTemplate, variable string) (values []string,
 		}
 	}
 	return nil, false
+}
+
+// Watched reports whether uri is a resource whose contents can change (a
+// REST-backed or operation-backed one) and how often to poll it (zero:
+// the default), for the gateway's change polling.
+func (f *Feature) Watched(uri string) (bool, time.Duration) {
+	rd := &reading{era: mcp.EraSession, s: f.current.Load(), f: f}
+	src, _, _, err := rd.s.find(rd, uri)
+	if err != nil || src == nil {
+		return false, 0
+	}
+	return src.watched, src.interval
+}
+
+// Known reports whether uri is a resource r's caller may read, without
+// reading it: nil, or the error resources/read would answer for a URI it
+// does not know (resources/subscribe answers the same). watched reports
+// whether its contents can change (a REST-backed or operation-backed
+// resource), interval how often to poll it (zero: the default).
+func (f *Feature) Known(r *mcp.Request, uri string) (watched bool, interval time.Duration, err error) {
+	rd := &reading{r: r, era: r.Era, s: f.current.Load(), f: f}
+	src, _, _, err := rd.s.find(rd, uri)
+	if err != nil {
+		return false, 0, err
+	}
+	if src == nil {
+		return false, 0, nil
+	}
+	if src.tool != "" && f.deps.Permits != nil && !f.deps.Permits(r, src.tool) {
+		return false, 0, notFound(r.Era, uri)
+	}
+	return src.watched, src.interval, nil
 }

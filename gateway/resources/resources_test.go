@@ -60,7 +60,7 @@ components:
 
 func newFeature(t *testing.T, cfg Config) (*Feature, mcptest.Table) {
 	t.Helper()
-	f, err := New(cfg)
+	f, err := New(cfg, Deps{})
 	require.NoError(t, err)
 	tab := mcptest.Table{}
 	f.Register(tab)
@@ -74,9 +74,9 @@ func petCatalog(t *testing.T) Catalog {
 	return Catalog{Doc: doc, ServerName: "mcp-gateway", ServerVersion: "1.0.0", Tools: 1, Prompts: 2}
 }
 
-// call runs method in era and returns its result encoded as the wire
+// callMethod runs method in era and returns its result encoded as the wire
 // carries it.
-func call(t *testing.T, tab mcptest.Table, era mcp.Era, method, params string) (string, error) {
+func callMethod(t *testing.T, tab mcptest.Table, era mcp.Era, method, params string) (string, error) {
 	t.Helper()
 	res, err := tab.Call(method, mcptest.Request(era, params))
 	if err != nil {
@@ -127,7 +127,7 @@ func TestNewRefuses(t *testing.T) {
 		{"values of no variable", Declared{URITemplate: "test://{id}", Text: text("x"), Values: map[string][]string{"idd": nil}}, `"idd", which is not a variable`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(Config{Declared: []Declared{ok, tc.d}})
+			_, err := New(Config{Declared: []Declared{ok, tc.d}}, Deps{})
 			require.ErrorContains(t, err, tc.want)
 			target := tc.d.URI
 			if target == "" {
@@ -141,12 +141,12 @@ func TestNewRefuses(t *testing.T) {
 			_, err := New(Config{Declared: []Declared{
 				{URITemplate: "test://t/{id}", Text: text("x")},
 				{URITemplate: second, Text: text("y")},
-			}})
+			}}, Deps{})
 			require.ErrorContains(t, err, "entry 1 ")
 			require.ErrorContains(t, err, "entry 0 has the same template", second)
 		}
 	})
-	_, err := New(Config{Declared: conformance})
+	_, err := New(Config{Declared: conformance}, Deps{})
 	require.NoError(t, err)
 }
 
@@ -166,7 +166,7 @@ func TestListsPaginate(t *testing.T) {
 			if cursor != "" {
 				params = `{"cursor":"` + cursor + `"}`
 			}
-			out, err := call(t, tab, mcp.EraSession, method, params)
+			out, err := callMethod(t, tab, mcp.EraSession, method, params)
 			require.NoError(t, err)
 			var page map[string]any
 			require.NoError(t, json.Unmarshal([]byte(out), &page))
@@ -207,7 +207,7 @@ func TestListsPaginate(t *testing.T) {
 
 	badCursor := func(method, cursor string) {
 		t.Helper()
-		_, err := call(t, tab, mcp.EraSession, method, `{"cursor":"`+cursor+`"}`)
+		_, err := callMethod(t, tab, mcp.EraSession, method, `{"cursor":"`+cursor+`"}`)
 		var rerr *mcp.Error
 		require.ErrorAs(t, err, &rerr)
 		require.Equal(t, mcp.CodeInvalidParams, rerr.Code)
@@ -216,7 +216,7 @@ func TestListsPaginate(t *testing.T) {
 	badCursor("resources/list", "bm9wZTox")
 	// The same catalog again: the lists, and so the cursors, are unchanged.
 	f.SetCatalog(petCatalog(t))
-	_, err := call(t, tab, mcp.EraSession, "resources/list", `{"cursor":"`+cursors[0]+`"}`)
+	_, err := callMethod(t, tab, mcp.EraSession, "resources/list", `{"cursor":"`+cursors[0]+`"}`)
 	require.NoError(t, err)
 	// No document: gateway://openapi and the schema template go, and with
 	// them every cursor of the old lists.
@@ -225,12 +225,12 @@ func TestListsPaginate(t *testing.T) {
 	badCursor("resources/templates/list", tcursors[0])
 
 	// Lists are cacheable in the stateless era.
-	out, err := call(t, tab, mcp.EraStateless, "resources/list", "")
+	out, err := callMethod(t, tab, mcp.EraStateless, "resources/list", "")
 	require.NoError(t, err)
 	require.Contains(t, out, `"resultType":"complete"`)
 	require.Contains(t, out, `"cacheScope":"public"`)
 	require.Contains(t, out, `"ttlMs":`)
-	out, err = call(t, tab, mcp.EraSession, "resources/templates/list", "")
+	out, err = callMethod(t, tab, mcp.EraSession, "resources/templates/list", "")
 	require.NoError(t, err)
 	require.NotContains(t, out, "resultType")
 }
@@ -238,18 +238,18 @@ func TestListsPaginate(t *testing.T) {
 func TestEmptyListsBeforeCatalog(t *testing.T) {
 	f, tab := newFeature(t, Config{})
 	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraStateless} {
-		out, err := call(t, tab, era, "resources/list", "")
+		out, err := callMethod(t, tab, era, "resources/list", "")
 		require.NoError(t, err)
 		require.Contains(t, out, `"resources":[]`, "an empty list, not null")
-		out, err = call(t, tab, era, "resources/templates/list", "")
+		out, err = callMethod(t, tab, era, "resources/templates/list", "")
 		require.NoError(t, err)
 		require.Contains(t, out, `"resourceTemplates":[]`)
-		_, err = call(t, tab, era, "resources/templates/list", `{"cursor":"x"}`)
+		_, err = callMethod(t, tab, era, "resources/templates/list", `{"cursor":"x"}`)
 		var rerr *mcp.Error
 		require.ErrorAs(t, err, &rerr)
 		require.Equal(t, mcp.CodeInvalidParams, rerr.Code)
 	}
-	_, err := f.Read(context.Background(), mcp.EraSession, aboutURI)
+	_, err := f.Read(mcptest.Request(mcp.EraSession, `{}`), aboutURI)
 	requireNotFound(t, err, mcp.EraSession, aboutURI)
 	_, ok := f.VariableValues(schemaTemplate, "name")
 	require.False(t, ok, "no document, no schema template")
@@ -267,7 +267,7 @@ func TestReadConformance(t *testing.T) {
 		{`{"uri":"test://template/a%20b/data"}`,
 			`{"contents":[{"uri":"test://template/a%20b/data","mimeType":"application/json","text":"{\"id\":\"a b\",\"templateTest\":true,\"data\":\"Data for ID: a b\"}"}]}`},
 	} {
-		out, err := call(t, tab, mcp.EraSession, "resources/read", tc.params)
+		out, err := callMethod(t, tab, mcp.EraSession, "resources/read", tc.params)
 		require.NoError(t, err, tc.params)
 		require.JSONEq(t, tc.want, out, tc.params)
 	}
@@ -278,16 +278,16 @@ func TestReadConformance(t *testing.T) {
 	// An empty text or blob is still sent: each member is required.
 	f2, tab2 := newFeature(t, Config{Declared: []Declared{
 		{URI: "test://empty-text", Text: text("")}, {URI: "test://empty-blob", Blob: []byte{}}}})
-	out, err := call(t, tab2, mcp.EraSession, "resources/read", `{"uri":"test://empty-text"}`)
+	out, err := callMethod(t, tab2, mcp.EraSession, "resources/read", `{"uri":"test://empty-text"}`)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"contents":[{"uri":"test://empty-text","mimeType":"text/plain","text":""}]}`, out)
-	out, err = call(t, tab2, mcp.EraSession, "resources/read", `{"uri":"test://empty-blob"}`)
+	out, err = callMethod(t, tab2, mcp.EraSession, "resources/read", `{"uri":"test://empty-blob"}`)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"contents":[{"uri":"test://empty-blob","mimeType":"application/octet-stream","blob":""}]}`, out)
 	_ = f2
 
 	// Read is not cacheable, but stamped.
-	out, err = call(t, tab, mcp.EraStateless, "resources/read", `{"uri":"test://static-text"}`)
+	out, err = callMethod(t, tab, mcp.EraStateless, "resources/read", `{"uri":"test://static-text"}`)
 	require.NoError(t, err)
 	require.Contains(t, out, `"resultType":"complete"`)
 	require.NotContains(t, out, "ttlMs")
@@ -300,11 +300,11 @@ func TestReadConformance(t *testing.T) {
 	require.Equal(t, "test://static-binary", res.(*readResult).Contents[0].URI)
 
 	// Read, for other features.
-	got, err := f.Read(context.Background(), mcp.EraStateless, "test://template/9/data")
+	got, err := f.Read(mcptest.Request(mcp.EraStateless, `{}`), "test://template/9/data")
 	require.NoError(t, err)
 	require.Equal(t, []mcp.ResourceContents{{URI: "test://template/9/data", MimeType: "application/json",
 		Text: `{"id":"9","templateTest":true,"data":"Data for ID: 9"}`}}, got)
-	got, err = f.Read(context.Background(), mcp.EraSession, "test://static-binary")
+	got, err = f.Read(mcptest.Request(mcp.EraSession, `{}`), "test://static-binary")
 	require.NoError(t, err)
 	require.Equal(t, "iVBORwA=", got[0].Blob)
 }
@@ -316,7 +316,7 @@ func TestTemplateSegments(t *testing.T) {
 		{URITemplate: "test://doc{#frag}", Text: text("frag={{.frag}}")},
 	}})
 	read := func(uri string) (string, error) {
-		got, err := f.Read(context.Background(), mcp.EraSession, uri)
+		got, err := f.Read(mcptest.Request(mcp.EraSession, `{}`), uri)
 		if err != nil {
 			return "", err
 		}
@@ -360,7 +360,7 @@ func TestFixedBeforeTemplates(t *testing.T) {
 		{URI: "test://t/fixed", Text: text("fixed")},
 	}})
 	for uri, want := range map[string]string{"test://t/fixed": "fixed", "test://t/1": "first 1", "test://t/1/2": "second t/1/2"} {
-		got, err := f.Read(context.Background(), mcp.EraSession, uri)
+		got, err := f.Read(mcptest.Request(mcp.EraSession, `{}`), uri)
 		require.NoError(t, err)
 		require.Equal(t, want, got[0].Text, uri)
 	}
@@ -372,11 +372,11 @@ func TestRenderFailureIsInternal(t *testing.T) {
 		{URITemplate: "test://u/{id}", Text: text(`{{.idd}}`)},
 	}})
 	for _, uri := range []string{"test://t/1", "test://u/1"} {
-		_, err := call(t, tab, mcp.EraSession, "resources/read", `{"uri":"`+uri+`"}`)
+		_, err := callMethod(t, tab, mcp.EraSession, "resources/read", `{"uri":"`+uri+`"}`)
 		require.Error(t, err)
 		var rerr *mcp.Error
 		require.False(t, errors.As(err, &rerr), "not an *mcp.Error: the transport logs it and answers -32603 Internal error")
-		_, err = f.Read(context.Background(), mcp.EraStateless, uri)
+		_, err = f.Read(mcptest.Request(mcp.EraStateless, `{}`), uri)
 		require.Error(t, err)
 	}
 }
@@ -414,7 +414,7 @@ func TestBuiltins(t *testing.T) {
 
 	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraStateless} {
 		for _, uri := range []string{"gateway://schema/Nope", "gateway://schema/Pet/x", "gateway://schema/Pet%2Fx", "gateway://schema/", "gateway://other"} {
-			_, err := call(t, tab, era, "resources/read", `{"uri":"`+uri+`"}`)
+			_, err := callMethod(t, tab, era, "resources/read", `{"uri":"`+uri+`"}`)
 			requireNotFound(t, err, era, uri)
 		}
 	}
@@ -460,13 +460,13 @@ func TestNotFoundPerEra(t *testing.T) {
 	long := "x://" + strings.Repeat("y", 100)
 	for _, era := range []mcp.Era{mcp.EraSession, mcp.EraStateless} {
 		for _, uri := range []string{"x://y", "test://static-text/", "TEST://static-text", long} {
-			_, err := call(t, tab, era, "resources/read", `{"uri":"`+uri+`"}`)
+			_, err := callMethod(t, tab, era, "resources/read", `{"uri":"`+uri+`"}`)
 			requireNotFound(t, err, era, uri)
-			_, err = f.Read(context.Background(), era, uri)
+			_, err = f.Read(mcptest.Request(era, `{}`), uri)
 			requireNotFound(t, err, era, uri)
 		}
 		for _, params := range []string{"", `{}`, `{"uri":null}`, `{"uri":7}`, `[]`} {
-			_, err := call(t, tab, era, "resources/read", params)
+			_, err := callMethod(t, tab, era, "resources/read", params)
 			var rerr *mcp.Error
 			require.ErrorAs(t, err, &rerr, params)
 			require.Equal(t, mcp.CodeInvalidParams, rerr.Code, params)

@@ -147,7 +147,13 @@ func compilePolicy(p *Policy, set *toolgen.Set) map[string]*toolPolicy {
 		return nil
 	}
 	out := make(map[string]*toolPolicy, set.Len())
-	for _, t := range set.Tools() {
+	all := set.Tools()
+	for _, op := range set.Resources() {
+		if !op.IsTool {
+			all = append(all, op.Tool) // a resource operation is admitted as a tool is
+		}
+	}
+	for _, t := range all {
 		tp := &toolPolicy{perTool: p.PerTool}
 		if p.Authorize {
 			if t.Binding != nil {
@@ -292,11 +298,11 @@ func (d *denial) reason() string {
 	return d.kind
 }
 
+// retrySeconds is a wait in whole seconds, at least 1.
+func retrySeconds(s float64) int { return max(1, int(math.Ceil(s))) }
+
 func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {
-	secs := int(math.Ceil(d.retryAfter.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
+	secs := retrySeconds(d.retryAfter.Seconds())
 	info := map[string]any{"kind": d.kind, "retryAfterSeconds": secs}
 	if d.scope != "" {
 		info["scope"] = d.scope

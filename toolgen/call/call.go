@@ -298,16 +298,58 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	if observe == nil {
 		observe = func(Progress) {}
 	}
+	out, cancel, fail := c.prepare(ctx, t, args)
+	defer cancel()
+	if fail != nil {
+		return mcp.Pooled(fail)
+	}
+	observe(Progress{Stage: StageSent})
+	resp, err := c.client.Do(out.req)
+	if err != nil {
+		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err))
+	}
+	defer resp.Body.Close()
+	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
+	mapped, err := c.mapResponse(out.plan, out.req.Method, out.publicURL, resp, out.secrets)
+	if err != nil {
+		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err))
+	}
+	mapped.SetBackendStatus(resp.StatusCode)
+	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
+	return mapped
+}
+
+// outgoing is a backend request ready to send, with what reading its
+// response needs.
+type outgoing struct {
+	plan      *callPlan
+	req       *http.Request
+	publicURL string      // see buildRequest
+	secrets   *redact.Set // redacted from what the response contributes
+	// callCtx is the request's context, bounded by timeout; before it is
+	// made (a failure that early) it is the caller's.
+	callCtx context.Context
+	timeout time.Duration
+}
+
+// prepare is the request path CallPooled and Fetch share, up to sending:
+// decode and validate args, build the request with the backend's
+// credentials (fetching tokens), and bound it by the operation's timeout.
+// cancel is never nil; call it once the response has been read. A failure
+// is the error result, and nothing was sent.
+func (c *Caller) prepare(ctx context.Context, t *toolgen.Tool, args json.RawMessage) (out outgoing, cancel context.CancelFunc, fail *mcp.CallToolResult) {
+	out.callCtx, cancel = ctx, noCancel
 	if t == nil || t.Binding == nil {
-		return mcp.Pooled(mcp.ErrorResult("this tool is not bound to a backend operation"))
+		return out, cancel, mcp.ErrorResult("this tool is not bound to a backend operation")
 	}
 	if ctx.Err() != nil {
-		return mcp.Pooled(mcp.ErrorResult(cancelledMessage(ctx)))
+		return out, cancel, mcp.ErrorResult(cancelledMessage(ctx))
 	}
 	p, err := c.plan(t.Binding)
 	if err != nil {
-		return mcp.Pooled(mcp.ErrorResult(fmt.Sprintf("tool %q cannot be called: %v", t.Name, err)))
+		return out, cancel, mcp.ErrorResult(fmt.Sprintf("tool %q cannot be called: %v", t.Name, err))
 	}
+	out.plan = p
 	// Invalid UTF-8 in an argument is repaired (U+FFFD) once, here, so
 	// that a path, header, query or body argument all see the same value
 	// (decoding a string would repair it; a raw JSON body would not).
@@ -316,41 +358,24 @@ func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawM
 	}
 	in, aerr := p.decodeArgs(args)
 	if aerr != nil {
-		return mcp.Pooled(aerr.result())
+		return out, cancel, aerr.result()
 	}
 
 	// The operation's timeout bounds the call, unless the caller's own
 	// deadline comes first (a caller that made its context with Timeout).
-	timeout := c.timeoutOf(t, p)
-	callCtx := ctx
-	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
-		defer cancel()
+	out.timeout = c.timeoutOf(t, p)
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > out.timeout {
+		out.callCtx, cancel = context.WithTimeoutCause(ctx, out.timeout, ErrTimeout)
 	}
-	req, publicURL, aerr := c.buildRequest(callCtx, p, in)
+	out.req, out.publicURL, aerr = c.buildRequest(out.callCtx, p, in)
 	if aerr != nil {
-		return mcp.Pooled(aerr.result())
+		return out, cancel, aerr.result()
 	}
-	secrets, res := c.addTokens(ctx, callCtx, timeout, p, req)
-	if res != nil {
-		return mcp.Pooled(res)
-	}
-	observe(Progress{Stage: StageSent})
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, callCtx, timeout, err))
-	}
-	defer resp.Body.Close()
-	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
-	mapped, err := c.mapResponse(p, req.Method, publicURL, resp, secrets)
-	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, callCtx, timeout, err))
-	}
-	mapped.SetBackendStatus(resp.StatusCode)
-	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
-	return mapped
+	out.secrets, fail = c.addTokens(ctx, out.callCtx, out.timeout, p, out.req)
+	return out, cancel, fail
 }
+
+func noCancel() {}
 
 // Request bounds: the URL's path and query, and the headers the arguments
 // make (Kestrel, nginx and most proxies stop at 8 KiB lines, 16-32 KiB of

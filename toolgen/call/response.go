@@ -361,33 +361,45 @@ func mapMultipart(body []byte, boundary, uri string, depth int) ([]mcp.Content, 
 
 // errorResult maps a non-2xx response.
 func (c *Caller) errorResult(method, publicURL string, resp *http.Response, secrets *redact.Set) *mcp.CallToolResult {
+	detail := c.errorDetail(resp, secrets)
+	status := statusText(resp.StatusCode)
+	if stoppedRedirect(resp) {
+		return mcp.ErrorResult(fmt.Sprintf("backend answered %s %s with a redirect (HTTP %s) to another host; it was not followed", method, requestPath(publicURL), status))
+	}
+	return mcp.ErrorResult(fmt.Sprintf("backend returned HTTP %s for %s %s%s", status, method, requestPath(publicURL), detail))
+}
+
+// stoppedRedirect reports a redirect that checkRedirect did not follow
+// (to another host, or down from https).
+func stoppedRedirect(resp *http.Response) bool {
+	return resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != ""
+}
+
+// errorDetail reads a non-2xx response's body and returns what the error
+// text adds after the status, as Config.ErrorBody says: ": " and a
+// redacted, sanitized excerpt; a note that a 5xx's details are not passed
+// on; or nothing. The rest of the body is drained so the connection can be
+// reused. A stopped redirect adds nothing: its body usually repeats the
+// target, which is none of the client's business.
+func (c *Caller) errorDetail(resp *http.Response, secrets *redact.Set) string {
 	// Read past the cap by the longest secret: one that straddles the cut
 	// is redacted whole before the excerpt is cut.
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(errorExcerptBytes+1+secrets.Longest())))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
-
-	var b strings.Builder
-	status := statusText(resp.StatusCode)
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
-		// checkRedirect stopped it. The body usually repeats the target,
-		// which is none of the model's business.
-		fmt.Fprintf(&b, "backend answered %s %s with a redirect (HTTP %s) to another host; it was not followed", method, requestPath(publicURL), status)
-		return mcp.ErrorResult(b.String())
+	if stoppedRedirect(resp) {
+		return ""
 	}
-	fmt.Fprintf(&b, "backend returned HTTP %s for %s %s", status, method, requestPath(publicURL))
 	forward := c.errBody == ErrorBodyAll || c.errBody == ErrorBodyExcerpt && resp.StatusCode < 500
 	if resp.StatusCode >= 500 && !forward {
-		b.WriteString(": the backend failed; its error details are not passed on")
+		return ": the backend failed; its error details are not passed on"
 	}
 	mt, params := parseMediaType(resp.Header.Get("Content-Type"))
 	if forward && len(excerpt) > 0 && (mt == "" || openapi.IsJSONMediaType(mt) || openapi.IsTextMediaType(mt)) {
-		text := scrubExcerpt(sanitizeExcerpt(secrets.Bytes([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes))
-		if text != "" {
-			b.WriteString(": ")
-			b.WriteString(text)
+		if text := scrubExcerpt(sanitizeExcerpt(secrets.Bytes([]byte(toUTF8(excerpt, params["charset"]))), errorExcerptBytes)); text != "" {
+			return ": " + text
 		}
 	}
-	return mcp.ErrorResult(b.String())
+	return ""
 }
 
 // requestPath is the path of the request URL, without host and query.

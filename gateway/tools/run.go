@@ -1,0 +1,128 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
+)
+
+// Operation is a backend operation another feature runs on a caller's
+// behalf: a REST-backed resource's GET, the tool an operation-backed
+// resource or prompt message embeds, the list a completion reads.
+type Operation struct {
+	Tool   *toolgen.Tool
+	Caller *call.Caller
+	// Ctx is the call's context: the operation's timeout, the caller's
+	// cancellation, and the caller's token for RFC 8693 exchange.
+	Ctx context.Context
+}
+
+// Run admits r's caller to the tool or resource operation named name as
+// tools/call would — its scopes, the replica's running-call slots, the
+// rate limits, quotas and the policy webhook — and runs do with the
+// operation. A refusal is an *mcp.Error whose data carries the kind (and
+// retryAfterSeconds), with Retry-After for a limit: other features answer
+// with errors, not tool results. r nil is the gateway's own work (change
+// polling): nobody's scopes or limits apply.
+func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) error {
+	c, err := f.catalog()
+	if err != nil {
+		return err
+	}
+	tool, ok := c.lookup(name)
+	if !ok {
+		return fmt.Errorf("tools: no tool or resource operation %q", name)
+	}
+	if r == nil {
+		ctx, cancel := context.WithTimeoutCause(context.Background(), c.Caller.Timeout(tool), call.ErrTimeout)
+		defer cancel()
+		return do(Operation{Tool: tool, Caller: c.Caller, Ctx: ctx})
+	}
+	tp := c.policy[tool.Name]
+	if tp != nil && !granted(r.Principal, tp.scopes) {
+		return f.insufficientScope(r, tool.Name, tp.scopes)
+	}
+	if f.slots != nil {
+		if !f.takeSlot(r) {
+			return mcp.NewError(mcp.CodeUnavailable, "The gateway is busy: %d backend calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent).
+				WithStatus(http.StatusServiceUnavailable).WithHeader("Retry-After", "1").
+				WithData(map[string]any{"kind": "busy", "retryAfterSeconds": 1})
+		}
+		defer func() { <-f.slots }()
+	}
+	if tp != nil {
+		release, d := f.admit(r, tool, tp, c.Caller.Timeout(tool))
+		if d == nil && f.cfg.Policy.Webhook != nil {
+			if d = f.ask(r, tool.Name); d != nil && release != nil {
+				release()
+				release = nil
+			}
+		}
+		if d != nil {
+			r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
+			return d.err()
+		}
+		if release != nil {
+			defer release()
+		}
+	}
+	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	defer cancel()
+	if r.Principal != nil && r.Principal.Token != "" {
+		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
+	}
+	err = do(Operation{Tool: tool, Caller: c.Caller, Ctx: ctx})
+	if mcp.Cancelled(ctx, call.ErrTimeout) {
+		return mcp.ErrCancelled
+	}
+	return err
+}
+
+// Permits reports whether r's caller has the scopes the tool or resource
+// operation name needs (what it may see; limits are not asked).
+func (f *Feature) Permits(r *mcp.Request, name string) bool {
+	c := f.current.Load()
+	if c == nil || c.Tools == nil {
+		return false
+	}
+	tp := c.policy[name]
+	return tp == nil || granted(r.Principal, tp.scopes)
+}
+
+// lookup finds a tool, else a resource operation that is not one.
+func (c *catalog) lookup(name string) (*toolgen.Tool, bool) {
+	if t, ok := c.Tools.Lookup(name); ok {
+		return t, true
+	}
+	if op, ok := c.Tools.Resource(name); ok {
+		return op.Tool, true
+	}
+	return nil, false
+}
+
+// err is the denial as a JSON-RPC error, for the features that answer
+// with one.
+func (d *denial) err() *mcp.Error {
+	secs := retrySeconds(d.retryAfter.Seconds())
+	data := map[string]any{"kind": d.kind, "retryAfterSeconds": secs}
+	if d.scope != "" {
+		data["scope"] = d.scope
+	}
+	if d.quota != "" {
+		data["quota"] = d.quota
+	}
+	status := http.StatusTooManyRequests
+	if d.kind == "policy_denied" {
+		status = http.StatusForbidden
+	}
+	e := mcp.NewError(mcp.CodeInvalidRequest, "%s", d.message).WithStatus(status).WithData(data)
+	if status == http.StatusTooManyRequests {
+		e = e.WithHeader("Retry-After", strconv.Itoa(secs))
+	}
+	return e
+}
