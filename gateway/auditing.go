@@ -17,11 +17,34 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
-// auditMiddleware records every tools/call that passes the chain.
+// auditMiddleware records every tools/call that passes the chain, and every
+// other request that ran an operation on the backend (a REST-backed
+// resource read, a prompt embedding a tool's result): those as calls of
+// the operation, with the method in detail.
 func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
 	return func(r *mcp.Request) (any, error) {
 		if r.Method != "tools/call" {
-			return next(r)
+			start := time.Now()
+			res, err := next(r)
+			if r.Backend != "" {
+				e := s.auditEntry(r, start)
+				e.Tool, e.BackendStatus, e.Arguments = r.Backend, r.BackendStatus, nil
+				e.Outcome, e.Detail = audit.OutcomeOK, r.Method
+				if errors.Is(err, mcp.ErrCancelled) {
+					e.Outcome = audit.OutcomeCancelled
+				} else if err != nil {
+					e.Outcome = audit.OutcomeError
+					var rerr *mcp.Error
+					if errors.As(err, &rerr) {
+						if kind := errorKind(rerr); kind != "" && kind != "backend_error" && kind != "backend_timeout" && kind != "tool_error" {
+							e.Outcome, e.Reason = audit.OutcomeDenied, kind
+						}
+						e.Detail = r.Method + ": " + mcp.TruncateTo(rerr.Message, 200, "…")
+					}
+				}
+				s.audit.Record(e)
+			}
+			return res, err
 		}
 		start := time.Now()
 		res, err := next(r)

@@ -34,4 +34,9 @@ type (
 	PromptMessage = prompts.Message
 	// PromptMedia is an image or audio of a prompt message.
 	PromptMedia = prompts.Media
+	// PromptOperation is a tool a prompt message embeds the result of.
+	PromptOperation = prompts.Operation
+	// PromptValuesFrom is a tool whose result lists an argument's
+	// completion candidates.
+	PromptValuesFrom = prompts.ValuesFrom
 )

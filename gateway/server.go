@@ -199,6 +199,9 @@ func (c Config) withDefaults() Config {
 	if c.SessionCacheTTL <= 0 {
 		c.SessionCacheTTL = 2 * time.Second
 	}
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = 1000
+	}
 	return c
 }
 

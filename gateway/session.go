@@ -19,13 +19,14 @@ func (s *Server) serverInfo() mcp.Implementation {
 	return mcp.Implementation{Name: s.cfg.ServerName, Title: "MCP Gateway", Version: s.cfg.ServerVersion}
 }
 
-// capabilities are the same in both eras: tools, logging, and empty
-// resources/prompts/completions (an OpenAPI backend has none yet).
+// capabilities are the same in both eras: tools, logging, resources (with
+// subscriptions: resources/subscribe, or resourceSubscriptions in listen),
+// prompts and completions.
 func (s *Server) capabilities() map[string]any {
 	return map[string]any{
 		"tools":       map[string]any{},
 		"logging":     map[string]any{},
-		"resources":   map[string]any{},
+		"resources":   map[string]any{"subscribe": true},
 		"prompts":     map[string]any{},
 		"completions": map[string]any{},
 	}

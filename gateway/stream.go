@@ -5,9 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/watch"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
@@ -198,8 +200,9 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 }
 
 // listen serves subscriptions/listen (2026-07-28): acknowledge the
-// notifications the gateway can honour, then hold the stream open until the
-// client closes it or the server shuts down.
+// notifications the gateway honours (resourceSubscriptions of resources the
+// caller may read), then carry them until the client closes the stream or
+// the server shuts down.
 func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) {
 	var p struct {
 		Notifications *struct {
@@ -218,14 +221,38 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 		return
 	}
 	subID := r.ID
+	// Resource subscriptions: those the caller may read, up to the
+	// session cap; the acknowledgement lists what is honoured.
+	honoured := map[string]any{}
+	var watched []string
+	for _, uri := range p.Notifications.ResourceSubscriptions {
+		if len(watched) == s.cfg.MaxSubscriptions || len(uri) > maxSubscribedURI || slices.Contains(watched, uri) {
+			continue
+		}
+		if _, _, err := s.resources.Known(r, uri); err == nil {
+			watched = append(watched, uri)
+		}
+	}
+	var listener *watch.Listener
+	var changed <-chan struct{}
+	if len(watched) > 0 {
+		ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout)
+		l, err := s.watch.Listen(ctx, watched)
+		cancel()
+		if err != nil {
+			s.writeResult(w, http.StatusOK, r.ID, nil, s.translate(r.Ctx, r.Method, storeError(err)))
+			return
+		}
+		listener, changed = l, l.C()
+		defer listener.Close()
+		honoured["resourceSubscriptions"] = watched
+	}
 	sse, closeStream := s.openStream(w)
 	defer closeStream()
-	// The gateway's tool, prompt and resource lists do not change while it
-	// runs, so it honours none of the requested notification types: the
-	// acknowledgement says so and the stream carries only keep-alives.
+	meta := map[string]any{"io.modelcontextprotocol/subscriptionId": subID}
 	ack, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged", Params: map[string]any{
-		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
-		"notifications": map[string]any{},
+		"_meta":         meta,
+		"notifications": honoured,
 	}})
 	if sse.event("", ack) != nil {
 		return
@@ -240,10 +267,18 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 			// Graceful server-side close: the final listen result, then end.
 			final, _ := mcp.Marshal(mcp.Response{JSONRPC: "2.0", ID: subID, Result: map[string]any{
 				"resultType": "complete",
-				"_meta":      map[string]any{"io.modelcontextprotocol/subscriptionId": subID},
+				"_meta":      meta,
 			}})
 			_ = sse.event("", final)
 			return
+		case <-changed:
+			for _, uri := range listener.Take() {
+				msg, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/resources/updated",
+					Params: map[string]any{"_meta": meta, "uri": uri}})
+				if sse.event("", msg) != nil {
+					return
+				}
+			}
 		case <-keepAlive:
 			if sse.comment("keep-alive") != nil {
 				return

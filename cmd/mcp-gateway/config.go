@@ -88,6 +88,7 @@ type config struct {
 
 	// The security settings (config_security.go).
 	securityConfig
+	watchConfig
 }
 
 // option is one configuration key. raw values are strings from flags and

@@ -20,6 +20,8 @@ type resourceSetting struct {
 	Text, Blob, File                                     string
 	hasText                                              bool
 	Values                                               map[string][]string
+	Operation                                            string
+	Arguments                                            map[string]any
 }
 
 var resourceFields = []listField[resourceSetting]{
@@ -40,13 +42,22 @@ var resourceFields = []listField[resourceSetting]{
 	{key: "file", usage: "the content from a file, read at start (text when mime_type is text/*, JSON or absent and the bytes are UTF-8)",
 		set: str(func(o *resourceSetting) *string { return &o.File })},
 	{key: "values", usage: "completion candidates per template variable: {id: [a, b]}", set: listMap(func(o *resourceSetting) *map[string][]string { return &o.Values })},
+	{key: "operation", usage: "the content is this tool's live result (template variables become its arguments); subscribers are told when it changes",
+		set: str(func(o *resourceSetting) *string { return &o.Operation })},
+	{key: "arguments", usage: "fixed arguments of the operation: {name: value}", set: anyMap(func(o *resourceSetting) *map[string]any { return &o.Arguments })},
 }
 
 // declared turns the setting into the gateway's form, reading its file.
 func (r resourceSetting) declared(at string) (gateway.DeclaredResource, error) {
 	d := gateway.DeclaredResource{URI: r.URI, URITemplate: r.URITemplate, Name: r.Name, Title: r.Title,
-		Description: r.Description, MIMEType: r.MIMEType, Values: r.Values}
+		Description: r.Description, MIMEType: r.MIMEType, Values: r.Values, Operation: r.Operation, Arguments: r.Arguments}
+	if len(r.Arguments) > 0 && r.Operation == "" {
+		return d, &pathError{path: at + ".arguments", reason: "are the operation's: give operation too"}
+	}
 	sources := 0
+	if r.Operation != "" {
+		sources++
+	}
 	if r.hasText {
 		sources++
 		text := r.Text
@@ -74,7 +85,7 @@ func (r resourceSetting) declared(at string) (gateway.DeclaredResource, error) {
 		}
 	}
 	if sources != 1 {
-		return d, &pathError{path: at, reason: "needs exactly one of text, blob or file"}
+		return d, &pathError{path: at, reason: "needs exactly one of text, blob, file or operation"}
 	}
 	return d, nil
 }
@@ -100,12 +111,31 @@ type promptArgSetting struct {
 	Name, Description string
 	Required          bool
 	Values            []string
+	ValuesFrom        *valuesFromSetting
 }
+
+type valuesFromSetting struct{ Operation, Field string }
 
 type promptMessageSetting struct {
 	Role, Text, Resource string
 	hasText              bool
 	Image, Audio         *mediaSetting
+	Operation            *promptOperationSetting
+}
+
+type promptOperationSetting struct {
+	Name      string
+	Arguments map[string]any
+}
+
+var valuesFromFields = []listField[valuesFromSetting]{
+	{key: "operation", required: true, usage: "the tool whose result lists the candidates", set: str(func(o *valuesFromSetting) *string { return &o.Operation })},
+	{key: "field", required: true, usage: "the field of each item that is a candidate", set: str(func(o *valuesFromSetting) *string { return &o.Field })},
+}
+
+var promptOperationFields = []listField[promptOperationSetting]{
+	{key: "name", required: true, usage: "the tool", set: str(func(o *promptOperationSetting) *string { return &o.Name })},
+	{key: "arguments", usage: "its arguments: {name: text/template over the prompt's arguments}", set: anyMap(func(o *promptOperationSetting) *map[string]any { return &o.Arguments })},
 }
 
 type mediaSetting struct{ Data, File, MIMEType string }
@@ -114,7 +144,13 @@ var promptArgFields = []listField[promptArgSetting]{
 	{key: "name", required: true, usage: "the argument's name", set: str(func(o *promptArgSetting) *string { return &o.Name })},
 	{key: "description", usage: "what it is", set: str(func(o *promptArgSetting) *string { return &o.Description })},
 	{key: "required", usage: "prompts/get without it is an error", set: boolean(func(o *promptArgSetting) *bool { return &o.Required })},
-	{key: "values", usage: "completion candidates", set: list(func(o *promptArgSetting) *[]string { return &o.Values })},
+	{key: "values", usage: "completion candidates: a list, or {operation, field} to take them from a tool's live result",
+		set: func(o *promptArgSetting, raw any) error {
+			if _, ok := raw.(map[string]any); ok {
+				return object(valuesFromFields, func(o *promptArgSetting) **valuesFromSetting { return &o.ValuesFrom })(o, raw)
+			}
+			return list(func(o *promptArgSetting) *[]string { return &o.Values })(o, raw)
+		}},
 }
 
 var mediaFields = []listField[mediaSetting]{
@@ -134,6 +170,7 @@ var promptMessageFields = []listField[promptMessageSetting]{
 		set: str(func(o *promptMessageSetting) *string { return &o.Resource })},
 	{key: "image", usage: "{data | file, mime_type}", set: object(mediaFields, func(o *promptMessageSetting) **mediaSetting { return &o.Image })},
 	{key: "audio", usage: "{data | file, mime_type}", set: object(mediaFields, func(o *promptMessageSetting) **mediaSetting { return &o.Audio })},
+	{key: "operation", usage: "{name, arguments}: a tool whose live result is embedded", set: object(promptOperationFields, func(o *promptMessageSetting) **promptOperationSetting { return &o.Operation })},
 }
 
 var promptFields = []listField[promptSetting]{
@@ -146,7 +183,7 @@ var promptFields = []listField[promptSetting]{
 			o.Arguments = items
 			return err
 		}},
-	{key: "messages", required: true, usage: "[{role, text | resource | image | audio}]",
+	{key: "messages", required: true, usage: "[{role, text | resource | image | audio | operation}]",
 		set: func(o *promptSetting, raw any) error {
 			items, err := decodeList("messages", raw, promptMessageFields)
 			o.Messages = items
@@ -158,7 +195,11 @@ var promptFields = []listField[promptSetting]{
 func (p promptSetting) declared(at string) (gateway.DeclaredPrompt, error) {
 	d := gateway.DeclaredPrompt{Name: p.Name, Title: p.Title, Description: p.Description}
 	for _, a := range p.Arguments {
-		d.Arguments = append(d.Arguments, gateway.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required, Values: a.Values})
+		arg := gateway.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required, Values: a.Values}
+		if a.ValuesFrom != nil {
+			arg.ValuesFrom = &gateway.PromptValuesFrom{Operation: a.ValuesFrom.Operation, Field: a.ValuesFrom.Field}
+		}
+		d.Arguments = append(d.Arguments, arg)
 	}
 	for i, m := range p.Messages {
 		mat := fmt.Sprintf("%s.messages[%d]", at, i)
@@ -173,6 +214,17 @@ func (p promptSetting) declared(at string) (gateway.DeclaredPrompt, error) {
 		}
 		if msg.Audio, err = m.Audio.media(mat + ".audio"); err != nil {
 			return d, err
+		}
+		if m.Operation != nil {
+			op := &gateway.PromptOperation{Name: m.Operation.Name, Arguments: map[string]string{}}
+			for k, v := range m.Operation.Arguments {
+				text, err := scalar(v)
+				if err != nil {
+					return d, &pathError{path: mat + ".operation.arguments." + k, reason: err.Error()}
+				}
+				op.Arguments[k] = text
+			}
+			msg.Operation = op
 		}
 		d.Messages = append(d.Messages, msg)
 	}
@@ -201,7 +253,7 @@ func (m *mediaSetting) media(at string) (*gateway.PromptMedia, error) {
 }
 
 var contentListOptions = []listOption{
-	{key: "resources", usage: "declared resources: [{uri | uri_template, name, title, description, mime_type, text | blob | file, values}]",
+	{key: "resources", usage: "declared resources: [{uri | uri_template, name, title, description, mime_type, text | blob | file | operation (+ arguments), values}]",
 		set: func(c *config, raw any) error {
 			items, err := decodeList("resources", raw, resourceFields)
 			if err != nil {
@@ -247,6 +299,18 @@ func object[C, T any](fields []listField[T], field func(*C) **T) func(*C, any) e
 		}
 		v := items[0]
 		*field(c) = &v
+		return nil
+	}
+}
+
+// anyMap parses a YAML map of JSON values.
+func anyMap[C any](field func(*C) *map[string]any) func(*C, any) error {
+	return func(c *C, raw any) error {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return fmt.Errorf("must be a map")
+		}
+		*field(c) = m
 		return nil
 	}
 }

@@ -159,6 +159,33 @@ func checkOperations(c *config, hasTool func(string) bool) (map[string]time.Dura
 	return timeouts, nil
 }
 
+// checkContentOperations checks that the tools the declared resources and
+// prompts call exist: hasTool knows tools and resource operations.
+func checkContentOperations(c *config, hasTool func(string) bool) error {
+	bad := func(at, name string) error {
+		return &configError{key: at, source: c.fileName(),
+			reason: fmt.Sprintf("no tool named %q in the document (after include/exclude); `mcp-gateway tools` lists them", name)}
+	}
+	for i, r := range c.Resources {
+		if r.Operation != "" && !hasTool(r.Operation) {
+			return bad(fmt.Sprintf("resources[%d].operation", i), r.Operation)
+		}
+	}
+	for i, p := range c.Prompts {
+		for j, a := range p.Arguments {
+			if a.ValuesFrom != nil && !hasTool(a.ValuesFrom.Operation) {
+				return bad(fmt.Sprintf("prompts[%d].arguments[%d].values.operation", i, j), a.ValuesFrom.Operation)
+			}
+		}
+		for j, m := range p.Messages {
+			if m.Operation != nil && !hasTool(m.Operation.Name) {
+				return bad(fmt.Sprintf("prompts[%d].messages[%d].operation.name", i, j), m.Operation.Name)
+			}
+		}
+	}
+	return nil
+}
+
 func (c *config) fileName() string {
 	if c.ConfigFile == "" {
 		return "config file"

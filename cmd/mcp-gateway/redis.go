@@ -12,8 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
+	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
 )
 
 // redisClient builds the client redis_url names. The form decides the kind
@@ -120,6 +123,9 @@ func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*shar
 		bus:     pubsub.NewRedis(c, cfg.RedisPrefix),
 		gate:    quota.NewRedisGate(c, cfg.RedisPrefix+"q:"),
 		counter: quota.NewRedisSessionCounter(c, cfg.RedisPrefix+"sc:"),
+		subs:    subscriptions.NewRedis(c, cfg.RedisPrefix+"sub:", subscriptions.Limits{}),
+		lease:   lease.NewRedis(c, cfg.RedisPrefix+"lease:"),
+		docs:    documents.NewRedis(c, cfg.RedisPrefix+"doc:"),
 		close:   func() { c.Close() },
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -137,6 +143,9 @@ type sharedState struct {
 	bus     pubsub.Bus
 	gate    quota.Gate
 	counter quota.SessionCounter
+	subs    subscriptions.Store
+	lease   lease.Lease
+	docs    documents.Store
 	close   func()
 }
 

@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		defer st.close()
 		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
+		deps.Subscriptions, deps.Lease = st.subs, st.lease
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
 	}
 
@@ -112,6 +113,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		deps.Audit = auditLog
 	}
 
+	var webhookSecret []byte
+	if cfg.WebhookSecretFile != "" {
+		secret, err := readSecretFile(cfg.WebhookSecretFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcp-gateway: %v\n", &configError{key: "webhook_secret_file", source: "file", reason: err.Error()})
+			return exitConfig
+		}
+		webhookSecret = []byte(secret)
+	}
 	srv, err := gateway.New(gateway.Config{
 		MountPath:            cfg.MountPath,
 		ListenAddr:           cfg.Listen,
@@ -139,6 +149,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Policy:               policyOf(cfg),
 		Resources:            cfg.Resources,
 		Prompts:              cfg.Prompts,
+
+		SubscriptionPollInterval: cfg.SubscriptionPollInterval,
+		SubscriptionLeaseTTL:     cfg.SubscriptionLeaseTTL,
+		WebhookSecret:            webhookSecret,
+		Replica:                  replicaName(),
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -332,6 +347,13 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, err
 	}
+	if err := checkContentOperations(cfg, func(name string) bool {
+		_, tool := set.Lookup(name)
+		_, res := set.Resource(name)
+		return tool || res
+	}); err != nil {
+		return nil, err
+	}
 	if upstream == "" {
 		// A document fetched by URL may not send the gateway's backend
 		// credentials to another host than its own.
@@ -404,7 +426,7 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 	if maxSchema == 0 {
 		maxSchema = -1 // documented: 0 means no bound
 	}
-	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, MaxDescription: cfg.MaxDescription,
+	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, ResourceOperations: cfg.ResourceOperations, MaxDescription: cfg.MaxDescription,
 		OutputSchema: cfg.OutputSchema, MaxSchemaBytes: maxSchema})
 	doc.Warnings = append(<-validated, doc.Warnings...) // validation's findings first, then the load's own
 	if err != nil {

@@ -26,10 +26,12 @@
 //
 // Braces hold a Redis Cluster hash tag: <uri> and <subscriber> with '%'
 // and '}' escaped as %25 and %7D (as quota.RedisGate escapes its tags), so
-// that a tag cannot end early and distinct strings stay apart. Every key
-// expires with its last member (PEXPIRE to the highest score), every
-// script and reader first drops the expired members of the key it
-// touches, and a member counts only while its score is after now.
+// that a tag cannot end early and distinct strings stay apart. Every
+// script that adds sets its key to expire with its last member (PEXPIRE to
+// the highest score; a ZREM leaves that as it was), so no key outlives
+// the latest expiry it was given; every script and reader first drops the
+// expired members of the key it touches, and a member counts only while
+// its score is after now.
 //
 // A subscription is its member in u:{uri}: Subscribers reads only that.
 // The other sets are indexes, which may hold more than the subscriptions

@@ -279,6 +279,9 @@ type commandLog struct {
 var errCrashed = errors.New("the replica crashed")
 
 func (h *commandLog) note(name string) error {
+	if name == "hello" || name == "client" {
+		return nil // a new connection's handshake
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failAfter >= 0 && len(h.names) >= h.failAfter {
@@ -303,7 +306,11 @@ func (h *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if err := h.note("pipeline"); err != nil {
+		name := "pipeline"
+		if len(cmds) > 0 && (cmds[0].Name() == "hello" || cmds[0].Name() == "client") {
+			name = "hello"
+		}
+		if err := h.note(name); err != nil {
 			for _, cmd := range cmds {
 				cmd.SetErr(err)
 			}
