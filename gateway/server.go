@@ -253,6 +253,9 @@ type Catalog struct {
 	Doc    *openapi.Document
 	Tools  *toolgen.Set
 	Caller *call.Caller
+	// Version names the document's version (its content hash); a reload
+	// that changes what a client sees tells it once per version.
+	Version string
 }
 
 // Server serves MCP. Create it with New, mount Handler, and call Run.
@@ -280,6 +283,7 @@ type Server struct {
 	tools      *tools.Feature
 	resources  *resources.Feature
 	watch      *watch.Watcher
+	lease      lease.Lease
 	stamper    *mcp.Stamper
 
 	// inflight maps session id + request id to the cancel func of a running
@@ -313,6 +317,12 @@ type Server struct {
 	backgroundStore sync.Map
 	// sweeper is the store's Sweeper, if it has one (s.store is wrapped).
 	sweeper sessions.Sweeper
+	// streams holds the clients with a stream open on this replica, for
+	// list_changed notifications.
+	local localStreams
+	// sweepers are the other in-process stores that drop expired entries
+	// only when asked (subscriptions, leases).
+	sweepers []sessions.Sweeper
 }
 
 type inflightKey struct{ session, id string }
@@ -437,9 +447,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if lse == nil {
 		lse = lease.NewMemory()
 	}
+	for _, st := range []any{subs, lse} {
+		if sw, ok := st.(sessions.Sweeper); ok {
+			s.sweepers = append(s.sweepers, sw)
+		}
+	}
 	s.watch = watch.New(watch.Config{Replica: cfg.Replica, PollInterval: cfg.SubscriptionPollInterval, LeaseTTL: cfg.SubscriptionLeaseTTL, StoreTimeout: cfg.StoreTimeout},
 		watch.Deps{Subs: subs, Lease: lse, Bus: s.bus, Poll: s.pollResource, Watched: s.watched, Deliver: s.deliverUpdate,
 			IsGone: isSessionGone, Logger: s.log, Metrics: deps.Metrics})
+	s.lease = lse
 	s.handle("resources/subscribe", mcp.EraSession, s.subscribe)
 	s.handle("resources/unsubscribe", mcp.EraSession, s.unsubscribe)
 	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read, CallTool: s.callToolText})
@@ -467,7 +483,16 @@ func StoreTTL(ttl time.Duration) time.Duration {
 }
 
 // SetCatalog atomically replaces the document and tools the gateway serves.
+// Clients holding a stream on this replica whose visible tools or resources
+// changed are told (notifications/tools/list_changed,
+// notifications/resources/list_changed), once per session and version.
 func (s *Server) SetCatalog(c Catalog) {
+	before := s.views()
+	s.swapCatalog(c)
+	s.announceListChanges(before, c.Version)
+}
+
+func (s *Server) swapCatalog(c Catalog) {
 	// The features first: Ready looks at s.catalog.
 	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
 	rc := resources.Catalog{Doc: c.Doc, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
@@ -531,6 +556,9 @@ func (s *Server) Run(ctx context.Context) error {
 				if n := sweeper.Sweep(); n > 0 {
 					s.log.Debug("expired idle sessions", "count", n)
 				}
+			}
+			for _, sw := range s.sweepers {
+				sw.Sweep()
 			}
 		}
 	}

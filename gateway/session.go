@@ -19,14 +19,14 @@ func (s *Server) serverInfo() mcp.Implementation {
 	return mcp.Implementation{Name: s.cfg.ServerName, Title: "MCP Gateway", Version: s.cfg.ServerVersion}
 }
 
-// capabilities are the same in both eras: tools, logging, resources (with
-// subscriptions: resources/subscribe, or resourceSubscriptions in listen),
-// prompts and completions.
+// capabilities are the same in both eras: tools and resources whose lists
+// change on a document reload, resource subscriptions (resources/subscribe,
+// or resourceSubscriptions in listen), logging, prompts and completions.
 func (s *Server) capabilities() map[string]any {
 	return map[string]any{
-		"tools":       map[string]any{},
+		"tools":       map[string]any{"listChanged": true},
 		"logging":     map[string]any{},
-		"resources":   map[string]any{"subscribe": true},
+		"resources":   map[string]any{"subscribe": true, "listChanged": true},
 		"prompts":     map[string]any{},
 		"completions": map[string]any{},
 	}

@@ -140,6 +140,7 @@ const (
 // after idPrefix. A 2024-11-05 stream (idPrefix set) is its session's
 // life: each keep-alive also keeps the session from idling out.
 func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string) pumpEnd {
+	defer s.local.add(&localStream{sid: sid, principal: principalOf(ctx)})()
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
 	// A 2024-11-05 stream carries every answer: when keep-alives (the
@@ -247,6 +248,19 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 		defer listener.Close()
 		honoured["resourceSubscriptions"] = watched
 	}
+	// List changes (a document reload): tools and resources; the declared
+	// prompts do not change while the gateway runs.
+	local := &localStream{principal: r.Principal, ch: make(chan string, 2),
+		wants: listKinds{tools: p.Notifications.ToolsListChanged, resources: p.Notifications.ResourcesListChanged}}
+	if local.wants.tools {
+		honoured["toolsListChanged"] = true
+	}
+	if local.wants.resources {
+		honoured["resourcesListChanged"] = true
+	}
+	if local.wants.tools || local.wants.resources {
+		defer s.local.add(local)()
+	}
 	sse, closeStream := s.openStream(w)
 	defer closeStream()
 	meta := map[string]any{"io.modelcontextprotocol/subscriptionId": subID}
@@ -271,6 +285,11 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 			}})
 			_ = sse.event("", final)
 			return
+		case method := <-local.ch:
+			msg, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: map[string]any{"_meta": meta}})
+			if sse.event("", msg) != nil {
+				return
+			}
 		case <-changed:
 			for _, uri := range listener.Take() {
 				msg, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/resources/updated",

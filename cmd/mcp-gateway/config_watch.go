@@ -47,3 +47,13 @@ func replicaName() string {
 	_, _ = rand.Read(b[:])
 	return cmp.Or(host, "replica") + "-" + hex.EncodeToString(b[:])
 }
+
+// listTTL is the 2026-07-28 lists' ttlMs hint: 5 minutes, or less when
+// the document may be reloaded sooner, so that caches follow the version.
+func listTTL(cfg *config) time.Duration {
+	ttl := 5 * time.Minute
+	if cfg.OpenAPIReloadInterval > 0 {
+		ttl = min(ttl, cfg.OpenAPIReloadInterval)
+	}
+	return ttl
+}

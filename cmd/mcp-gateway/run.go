@@ -22,8 +22,11 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
@@ -67,15 +70,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		log.Info("demo backend started", "url", base)
 	}
 
+	// Read the document's bytes here (LoadData resolves its $refs as Load
+	// would): their hash is the version live reload compares.
+	var src *source
+	if !cfg.Demo {
+		src = newSource(cfg)
+		if data, err := src.read(ctx, false); err == nil {
+			docData = data
+		} // else Load below says what is wrong, in its words
+	}
 	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
 	if err != nil {
 		return startupFailed(stderr, cfg, err)
+	}
+	if docData != nil {
+		catalog.Version = versionOf(docData)
 	}
 
 	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg}
+	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg,
+		Bus: pubsub.NewMemory(), Lease: lease.NewMemory()}
+	var docs documents.Store = documents.NewMemory()
 	if cfg.RedisURL != "" {
 		routeRedisLog(log)
 		st, err := redisState(ctx, cfg, limits)
@@ -89,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		defer st.close()
 		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
-		deps.Subscriptions, deps.Lease = st.subs, st.lease
+		deps.Subscriptions, deps.Lease, docs = st.subs, st.lease, st.docs
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
 	}
 
@@ -113,6 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		deps.Audit = auditLog
 	}
 
+	replica := replicaName()
 	var webhookSecret []byte
 	if cfg.WebhookSecretFile != "" {
 		secret, err := readSecretFile(cfg.WebhookSecretFile)
@@ -153,7 +171,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		SubscriptionPollInterval: cfg.SubscriptionPollInterval,
 		SubscriptionLeaseTTL:     cfg.SubscriptionLeaseTTL,
 		WebhookSecret:            webhookSecret,
-		Replica:                  replicaName(),
+		Replica:                  replica,
+		ListTTL:                  listTTL(cfg),
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -196,6 +215,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	runCtx, stopRun := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- srv.Run(runCtx) }()
+	rl := &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: replica, src: src, active: catalog.Version,
+		build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
+			return buildCatalog(ctx, cfg, data, location, upstream, log)
+		}}
+	reloadDone := make(chan struct{})
+	go func() { defer close(reloadDone); rl.run(runCtx, docData) }()
+	defer func() { stopRun(); <-reloadDone }()
 	// Serve once the replica hears the others, so that it never serves a
 	// session another replica has just ended. With Redis down that can
 	// take forever: serve anyway after a while, unready until it listens.

@@ -234,6 +234,14 @@ func (f *Feature) listTemplates(r *mcp.Request) (any, error) {
 	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next, ResultMeta: r.StampResult(true)}, nil
 }
 
+// Fingerprint is a short hash of the resources and templates r's caller
+// sees now: it differs exactly when its lists would.
+func (f *Feature) Fingerprint(r *mcp.Request) string {
+	s := f.current.Load()
+	return listTag(visible(f, r, s.resources, func(x resource) string { return x.tool })) + "." +
+		listTag(visible(f, r, s.infos, func(x resourceTemplate) string { return x.tool }))
+}
+
 // visible is the part of all r's caller may use: all of it unless some
 // are backed by operations that need scopes.
 func visible[T any](f *Feature, r *mcp.Request, all []T, tool func(T) string) []T {

@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"strconv"
 
@@ -125,4 +127,20 @@ func (d *denial) err() *mcp.Error {
 		e = e.WithHeader("Retry-After", strconv.Itoa(secs))
 	}
 	return e
+}
+
+// Fingerprint is a short hash of the tools p sees now, their definitions
+// included: it differs exactly when p's tools/list would.
+func (f *Feature) Fingerprint(p *mcp.Principal) string {
+	c := f.current.Load()
+	if c == nil || c.Tools == nil {
+		return ""
+	}
+	h := fnv.New64a()
+	for _, t := range c.visible(p) {
+		b, _ := json.Marshal(t) // generated JSON: cannot fail
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
 }

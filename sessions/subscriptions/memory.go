@@ -13,8 +13,9 @@ import (
 // Every subscription is kept twice, under its subscriber and under its URI,
 // with the same expiry, so each view is a lookup. Reads skip expired
 // entries; Add drops a subscriber's expired entries when it reaches its
-// cap. Nothing else drops them: call Sweep now and then (the gateway's Run
-// does) so that abandoned subscribers do not pile up.
+// cap. Nothing else drops them: the owner calls Sweep now and then (it has
+// the method of sessions.Sweeper) so that abandoned subscribers do not pile
+// up.
 type Memory struct {
 	limits Limits
 	base   time.Time // expiries are offsets from base, on the monotonic clock

@@ -1,0 +1,336 @@
+package main
+
+// Live document reload, on every replica. One replica fetches the document
+// (the one holding the "reload" lease, every openapi_reload_interval; any
+// replica on SIGHUP), and publishes a changed one to the document store;
+// every replica loads the store's current version, reports it loaded, and
+// serves it once every live replica has reported it (or activationTimeout
+// after it was published), so clients never see the lists flip between
+// versions as their requests reach different replicas. A document that
+// fails to load leaves the running version in place and logs why.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
+	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
+)
+
+const (
+	// checkEvery is how often a replica looks for a new version (the bus
+	// says so sooner) and, while one waits, whether every replica has it.
+	checkEvery = 2 * time.Second
+	// reportTTL: a replica that stops reporting is no longer waited for.
+	reportTTL = 3 * checkEvery
+	// activationTimeout bounds the wait for replicas that cannot load a
+	// version.
+	activationTimeout = 30 * time.Second
+	reloadTopic       = "documents:published"
+)
+
+// source reads the document's bytes: a file, or a URL with a conditional GET.
+type source struct {
+	location           string
+	timeout            time.Duration
+	maxBytes           int64
+	etag, lastModified string
+	client             *http.Client
+}
+
+func newSource(cfg *config) *source {
+	return &source{location: cfg.OpenAPI, timeout: cfg.OpenAPITimeout, maxBytes: cfg.OpenAPIMaxBytes,
+		client: &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("too many redirects")
+			}
+			if req.URL.Host != via[0].URL.Host {
+				return fmt.Errorf("redirect to another host (%s) refused", req.URL.Host)
+			}
+			return nil
+		}}}
+}
+
+func isURL(location string) bool {
+	return strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://")
+}
+
+// read returns the document, or nil when a URL answered 304.
+func (s *source) read(ctx context.Context, conditional bool) ([]byte, error) {
+	if !isURL(s.location) {
+		f, err := os.Open(s.location)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readBounded(f, s.maxBytes)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.location, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json, application/yaml, text/yaml, */*;q=0.5")
+	if conditional {
+		if s.etag != "" {
+			req.Header.Set("If-None-Match", s.etag)
+		}
+		if s.lastModified != "" {
+			req.Header.Set("If-Modified-Since", s.lastModified)
+		}
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return nil, fmt.Errorf("fetching %s failed: %v", redactURL(s.location), ue.Err)
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotModified && conditional:
+		return nil, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("fetching %s: %s", redactURL(s.location), resp.Status)
+	}
+	data, err := readBounded(resp.Body, s.maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	s.etag, s.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	return data, nil
+}
+
+func readBounded(r io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("the document is over openapi_max_bytes (%d)", max)
+	}
+	return data, nil
+}
+
+// redactURL drops a URL's user info and query (they may hold credentials).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "the document URL"
+	}
+	u.User, u.RawQuery = nil, ""
+	return u.String()
+}
+
+func versionOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// reloader is one replica's part of live reload.
+type reloader struct {
+	cfg      *config
+	log      *slog.Logger
+	srv      *gateway.Server
+	docs     documents.Store
+	lease    lease.Lease
+	bus      pubsub.Bus
+	replica  string
+	src      *source // nil: nothing to re-read (the demo)
+	upstream string
+	build    func(ctx context.Context, data []byte) (*gateway.Catalog, error)
+
+	active  string // the version served
+	fetched string // the version this replica last fetched
+	staged  *staged
+}
+
+type staged struct {
+	version documents.Version
+	catalog *gateway.Catalog
+}
+
+// run reloads until ctx ends. hup receives SIGHUP.
+func (rl *reloader) run(ctx context.Context, initial []byte) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if initial != nil {
+		rl.publish(ctx, initial, "startup")
+	}
+	var fetchTick <-chan time.Time
+	if rl.cfg.OpenAPIReloadInterval > 0 && rl.src != nil {
+		t := time.NewTicker(rl.cfg.OpenAPIReloadInterval)
+		defer t.Stop()
+		fetchTick = t.C
+	}
+	check := time.NewTicker(checkEvery)
+	defer check.Stop()
+	var published <-chan []byte
+	if sub, err := rl.bus.Subscribe(ctx, reloadTopic); err == nil {
+		defer sub.Close()
+		published = sub.C()
+	}
+	for {
+		rl.check(ctx)
+		select {
+		case <-ctx.Done():
+			lctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = rl.docs.Leave(lctx, rl.replica)
+			cancel()
+			return
+		case <-hup:
+			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", redactURL(rl.cfg.OpenAPI))
+			rl.fetch(ctx, false)
+		case <-fetchTick:
+			lctx, cancel := context.WithTimeout(ctx, time.Second)
+			held, err := rl.lease.Acquire(lctx, "reload", rl.replica, 3*rl.cfg.OpenAPIReloadInterval)
+			cancel()
+			if err != nil {
+				rl.log.Warn("taking the reload lease failed", "err", err)
+			} else if held {
+				rl.fetch(ctx, true)
+			}
+		case <-published:
+		case <-check.C:
+		}
+	}
+}
+
+// fetch re-reads the source and publishes it when it changed since this
+// replica last read it (or, forced, when it differs from the store's).
+func (rl *reloader) fetch(ctx context.Context, conditional bool) {
+	if rl.src == nil {
+		return
+	}
+	data, err := rl.src.read(ctx, conditional)
+	switch {
+	case err != nil:
+		rl.log.Warn("re-reading the OpenAPI document failed; serving the running version", "err", err, "version", short(rl.active))
+		return
+	case data == nil:
+		return // 304
+	}
+	if versionOf(data) == rl.fetched && conditional {
+		return
+	}
+	rl.publish(ctx, data, "reload")
+}
+
+// publish checks that data loads, then makes it the store's current
+// version (this replica stages it at once).
+func (rl *reloader) publish(ctx context.Context, data []byte, why string) {
+	id := versionOf(data)
+	rl.fetched = id
+	var cat *gateway.Catalog
+	if id != rl.active {
+		var err error
+		if cat, err = rl.build(ctx, data); err != nil {
+			rl.log.Warn("the re-read OpenAPI document does not load; serving the running version", "err", err, "version", short(rl.active))
+			return
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, changed, err := rl.docs.Publish(sctx, id, data)
+	if err != nil {
+		rl.log.Warn("publishing the OpenAPI document failed", "err", err)
+		return
+	}
+	if why == "startup" {
+		rl.active = id // it serves this already
+	}
+	if !changed {
+		return
+	}
+	rl.log.Info("published a new OpenAPI document version", "version", short(id), "why", why)
+	if cat != nil && id != rl.active {
+		rl.staged = &staged{version: v, catalog: cat}
+	}
+	_ = rl.bus.Publish(sctx, reloadTopic, []byte(id))
+}
+
+// check follows the store: it stages its current version, reports what
+// this replica has, and activates a staged version once every live
+// replica has it (or the wait timed out).
+func (rl *reloader) check(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cur, ok, err := rl.docs.Current(sctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			rl.log.Warn("reading the current document version failed", "err", err)
+		}
+		return
+	}
+	if ok && cur.ID != rl.active && (rl.staged == nil || rl.staged.version.ID != cur.ID) {
+		data, err := rl.docs.Document(sctx, cur.ID)
+		if err == nil {
+			var cat *gateway.Catalog
+			if cat, err = rl.build(ctx, data); err == nil {
+				rl.staged = &staged{version: cur, catalog: cat}
+				rl.log.Info("loaded a new OpenAPI document version; waiting for the other replicas", "version", short(cur.ID))
+			}
+		}
+		if err != nil {
+			rl.log.Warn("loading the published OpenAPI document failed; serving the running version", "err", err, "version", short(cur.ID))
+		}
+	}
+	loaded := rl.active
+	if rl.staged != nil {
+		loaded = rl.staged.version.ID
+	}
+	if loaded != "" {
+		if err := rl.docs.Report(sctx, rl.replica, loaded, reportTTL); err != nil {
+			rl.log.Warn("reporting the loaded document version failed", "err", err)
+		}
+	}
+	if rl.staged == nil || (ok && cur.ID != rl.staged.version.ID) {
+		return
+	}
+	replicas, err := rl.docs.Replicas(sctx)
+	if err != nil {
+		return
+	}
+	waiting := 0
+	for _, v := range replicas {
+		if v != rl.staged.version.ID {
+			waiting++
+		}
+	}
+	if waiting > 0 && time.Since(rl.staged.version.PublishedAt) < activationTimeout {
+		return
+	}
+	if waiting > 0 {
+		rl.log.Warn("serving the new OpenAPI document version before every replica loaded it", "version", short(rl.staged.version.ID), "waiting_for", waiting)
+	}
+	rl.staged.catalog.Version = rl.staged.version.ID
+	rl.srv.SetCatalog(*rl.staged.catalog)
+	rl.active = rl.staged.version.ID
+	rl.log.Info("serving the new OpenAPI document version", "version", short(rl.active), "tools", rl.staged.catalog.Tools.Len())
+	rl.staged = nil
+}
+
+func short(version string) string {
+	v := strings.TrimPrefix(version, "sha256:")
+	if len(v) > 12 {
+		v = v[:12]
+	}
+	return v
+}
