@@ -68,7 +68,7 @@ func TestArgFromText(t *testing.T) {
 		{get, "id", "7.5", `"7.5"`},
 		{get, "id", "", `""`},
 		{get, "id", " 7", `" 7"`},
-		{get, "id", "+7", `"+7"`},  // not JSON: sent as text, for validation to refuse
+		{get, "id", "+7", `"+7"`},   // not JSON: sent as text, for validation to refuse
 		{get, "id", "007", `"007"`}, // likewise
 		{get, "id", "99999999999999999999", `"99999999999999999999"`},
 		{get, "price", "9.5", `9.5`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -163,13 +166,31 @@ func TestConfigOperationsMustNameATool(t *testing.T) {
 	}
 }
 
+// A declared resource or prompt naming a tool the document lacks stops the
+// gateway with the entry's key path, once the document is loaded.
+func TestConfigContentOperationsMustExist(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"resources:\n  - {uri: 'a://b', name: b, operation: getNoot}\n", `resources[0].operation (%s): no tool named "getNoot"`},
+		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: listNoots, field: id}}], messages: [{role: user, text: hi}]}\n",
+			`prompts[0].arguments[0].values.operation (%s): no tool named "listNoots"`},
+		{"prompts:\n  - {name: p, messages: [{role: user, operation: {name: getNoot}}]}\n", `prompts[0].messages[0].operation.name (%s): no tool named "getNoot"`},
+	} {
+		file := writeFile(t, "demo: true\nlisten: 127.0.0.1:0\n"+tc.yaml)
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"--config", file}, &out, &errOut, env(nil))
+		require.Equal(t, exitConfig, code, errOut.String())
+		require.Contains(t, errOut.String(), fmt.Sprintf(tc.want, file))
+	}
+}
+
 // The declared resources and prompts come from the file, file sources
 // read at once; a bad entry names its key path.
 func TestConfigResourcesAndPrompts(t *testing.T) {
 	c, _, err := loadConfig("t", []string{"--config", "../../e2e/conformance.yaml", "--demo"}, env(nil), &bytes.Buffer{})
 	require.NoError(t, err)
-	require.Len(t, c.Resources, 4)
+	require.Len(t, c.Resources, 5)
 	require.Equal(t, "test://template/{id}/data", c.Resources[2].URITemplate)
+	require.Equal(t, "listNotes", c.Resources[3].Operation)
 	require.NotEmpty(t, c.Resources[1].Blob)
 	require.Len(t, c.Prompts, 4)
 	require.Equal(t, "{{.resourceUri}}", c.Prompts[2].Messages[0].ResourceURI)
@@ -182,12 +203,31 @@ func TestConfigResourcesAndPrompts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "# Handbook", *c.Resources[0].Text)
 
+	file = writeFile(t, `demo: true
+resources:
+  - {uri_template: 'live://notes/{id}', name: n, operation: getNote, arguments: {verbose: true}}
+prompts:
+  - name: p
+    arguments: [{name: id, values: {operation: listNotes, field: id}}]
+    messages: [{role: user, operation: {name: getNote, arguments: {id: "{{.id}}", n: 2}}}]
+`)
+	c, _, err = loadConfig("t", []string{"--config", file}, env(nil), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, "getNote", c.Resources[0].Operation)
+	require.Equal(t, map[string]any{"verbose": true}, c.Resources[0].Arguments)
+	require.Equal(t, &gateway.PromptValuesFrom{Operation: "listNotes", Field: "id"}, c.Prompts[0].Arguments[0].ValuesFrom)
+	require.Equal(t, &gateway.PromptOperation{Name: "getNote", Arguments: map[string]string{"id": "{{.id}}", "n": "2"}}, c.Prompts[0].Messages[0].Operation)
+
 	for _, tc := range []struct{ yaml, want string }{
 		{"resources:\n  - {uri: 'a://b', name: b}\n", "resources[0]"},
 		{"resources:\n  - {uri: 'a://b', name: b, file: /no/such/file}\n", "resources[0].file"},
 		{"resources:\n  - {uri: 'a://b', name: b, blob: '!!'}\n", "resources[0].blob"},
 		{"prompts:\n  - {name: p, messages: [{role: system, text: hi}]}\n", "prompts[0].messages"},
 		{"prompts:\n  - {name: p, messages: [{role: user, image: {mime_type: image/png}}]}\n", "prompts[0].messages[0].image"},
+		{"resources:\n  - {uri: 'a://b', name: b, operation: listNotes, text: x}\n", "needs exactly one of text, blob, file or operation"},
+		{"resources:\n  - {uri: 'a://b', name: b, text: x, arguments: {limit: 1}}\n", "resources[0].arguments"},
+		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: listNotes}}], messages: [{role: user, text: hi}]}\n", "prompts[0].arguments[0].values.field"},
+		{"prompts:\n  - {name: p, messages: [{role: user, operation: {arguments: {id: '1'}}}]}\n", "prompts[0].messages[0].operation.name"},
 	} {
 		_, _, err := loadConfig("t", []string{"--config", writeFile(t, "demo: true\n"+tc.yaml)}, env(nil), &bytes.Buffer{})
 		require.ErrorContains(t, err, tc.want, tc.yaml)

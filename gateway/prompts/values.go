@@ -1,8 +1,10 @@
 package prompts
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -105,9 +107,16 @@ func cacheKey(r *mcp.Request, src *ValuesFrom, chosen map[string]string) string 
 // members (a wrapped {"result": [...]} or a page's {"items": [...]}).
 // Strings, numbers and booleans become candidates; repeats are dropped.
 func fieldValues(raw json.RawMessage, field string) []string {
+	// Numbers as written: an ID past 2^53 would otherwise come back as
+	// another (9007199254740993 as ...992), a candidate no item has.
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if d.Decode(&v) != nil {
 		return nil
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil // more than one value, as json.Unmarshal refuses
 	}
 	items, ok := v.([]any)
 	if obj, isObj := v.(map[string]any); isObj {
@@ -132,8 +141,8 @@ func fieldValues(raw json.RawMessage, field string) []string {
 		switch x := val.(type) {
 		case string:
 			s = x
-		case float64:
-			s = strconv.FormatFloat(x, 'f', -1, 64)
+		case json.Number:
+			s = x.String()
 		case bool:
 			s = strconv.FormatBool(x)
 		default:

@@ -218,20 +218,42 @@ type listTemplatesResult struct {
 
 func (f *Feature) list(r *mcp.Request) (any, error) {
 	s := f.current.Load()
-	items, next, err := page(r, visible(f, r, s.resources, func(x resource) string { return x.tool }), s.resourcesTag, f.pageSize)
+	tool := func(x resource) string { return x.tool }
+	items, next, err := page(r, visible(f, r, s.resources, tool), s.resourcesTag, f.pageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &listResult{Resources: items, NextCursor: next, ResultMeta: r.StampResult(true)}, nil
+	return &listResult{Resources: items, NextCursor: next, ResultMeta: listMeta(f, r, s.resources, tool)}, nil
 }
 
 func (f *Feature) listTemplates(r *mcp.Request) (any, error) {
 	s := f.current.Load()
-	items, next, err := page(r, visible(f, r, s.infos, func(x resourceTemplate) string { return x.tool }), s.templatesTag, f.pageSize)
+	tool := func(x resourceTemplate) string { return x.tool }
+	items, next, err := page(r, visible(f, r, s.infos, tool), s.templatesTag, f.pageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next, ResultMeta: r.StampResult(true)}, nil
+	return &listTemplatesResult{ResourceTemplates: items, NextCursor: next, ResultMeta: listMeta(f, r, s.infos, tool)}, nil
+}
+
+// listMeta stamps a list result: cacheable, but "private" rather than
+// "public" when what a caller sees depends on who it is, as tools/list
+// does: when Deps.Permits refuses an anonymous caller an operation behind
+// some of all. A public cache would otherwise hand one caller's list,
+// names and URIs of resources others may not see included, to another.
+func listMeta[T any](f *Feature, r *mcp.Request, all []T, tool func(T) string) mcp.ResultMeta {
+	m := r.StampResult(true)
+	if m.CacheScope == "" || f.deps.Permits == nil {
+		return m
+	}
+	nobody := &mcp.Request{Ctx: r.Ctx, Era: r.Era, Version: r.Version, Stamp: r.Stamp}
+	for _, x := range all {
+		if name := tool(x); name != "" && !f.deps.Permits(nobody, name) {
+			m.CacheScope = "private"
+			break
+		}
+	}
+	return m
 }
 
 // Fingerprint is a short hash of the resources and templates r's caller
