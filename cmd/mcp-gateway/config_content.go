@@ -295,7 +295,11 @@ func object[C, T any](fields []listField[T], field func(*C) **T) func(*C, any) e
 		items, err := decodeList("", []any{raw}, fields)
 		if err != nil {
 			// decodeList names the item "[0]"; the caller adds the path.
-			return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "[0]"))
+			msg := err.Error()
+			if rest, ok := strings.CutPrefix(msg, "[0]."); ok {
+				msg = rest
+			}
+			return fmt.Errorf("%s", strings.TrimPrefix(msg, "[0]"))
 		}
 		v := items[0]
 		*field(c) = &v

@@ -226,8 +226,8 @@ prompts:
 		{"prompts:\n  - {name: p, messages: [{role: user, image: {mime_type: image/png}}]}\n", "prompts[0].messages[0].image"},
 		{"resources:\n  - {uri: 'a://b', name: b, operation: listNotes, text: x}\n", "needs exactly one of text, blob, file or operation"},
 		{"resources:\n  - {uri: 'a://b', name: b, text: x, arguments: {limit: 1}}\n", "resources[0].arguments"},
-		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: listNotes}}], messages: [{role: user, text: hi}]}\n", "prompts[0].arguments[0].values.field"},
-		{"prompts:\n  - {name: p, messages: [{role: user, operation: {arguments: {id: '1'}}}]}\n", "prompts[0].messages[0].operation.name"},
+		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: listNotes}}], messages: [{role: user, text: hi}]}\n", "arguments[0].values: field: required"},
+		{"prompts:\n  - {name: p, messages: [{role: user, operation: {arguments: {id: '1'}}}]}\n", "messages[0].operation: name: required"},
 	} {
 		_, _, err := loadConfig("t", []string{"--config", writeFile(t, "demo: true\n"+tc.yaml)}, env(nil), &bytes.Buffer{})
 		require.ErrorContains(t, err, tc.want, tc.yaml)

@@ -573,13 +573,15 @@ func TestPollSteps(t *testing.T) {
 				require.Equal(t, before+1, polls(s.w, want), "the poll's outcome")
 			}
 
+			// What a poll of unchanged contents is.
+			same := "unchanged"
+			if etags {
+				same = "not_modified"
+			}
+
 			step("baseline")
 			require.False(t, pending(s.w, uri), "a baseline notifies nobody")
-			if etags {
-				step("not_modified")
-			} else {
-				step("unchanged")
-			}
+			step(same)
 			require.False(t, pending(s.w, uri))
 
 			// A change the backend told of (reset): delivered once; the
@@ -590,11 +592,7 @@ func TestPollSteps(t *testing.T) {
 			step("baseline")
 			require.Equal(t, call.Conditional{}, s.be.cond(uri), "the poll after a reset is unconditional")
 			require.False(t, pending(s.w, uri), "the same change reported again")
-			if etags {
-				step("not_modified")
-			} else {
-				step("unchanged")
-			}
+			step(same)
 			require.False(t, pending(s.w, uri))
 			s.in.requireEach(t, uri, 1, "a")
 
@@ -603,7 +601,7 @@ func TestPollSteps(t *testing.T) {
 			step("changed")
 			require.True(t, pending(s.w, uri))
 			s.in.awaitEach(t, uri, 2, "a")
-			step("unchanged")
+			step(same)
 			require.False(t, pending(s.w, uri))
 			s.in.requireEach(t, uri, 2, "a")
 			require.Zero(t, polls(s.w, "error"))
