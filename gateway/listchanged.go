@@ -17,7 +17,7 @@ import (
 )
 
 // listKinds are the lists a reload can change.
-type listKinds struct{ tools, resources bool }
+type listKinds struct{ tools, resources, prompts bool }
 
 // localStreams are the streams open on this replica: a session's push
 // stream (sid set) or a 2026-07-28 listen stream (ch set).
@@ -31,7 +31,7 @@ type localStream struct {
 	principal *mcp.Principal
 	// ch receives the list_changed methods a listen stream sends; wants
 	// says which it asked for.
-	ch    chan string
+	ch    chan string // room for one of each kind
 	wants listKinds
 }
 
@@ -60,7 +60,7 @@ func (l *localStreams) all() []*localStream {
 }
 
 // view is what one principal sees of the lists: fingerprints.
-type view struct{ tools, resources string }
+type view struct{ tools, resources, prompts string }
 
 // viewKey groups principals that see the same lists.
 func viewKey(p *mcp.Principal) string {
@@ -80,7 +80,7 @@ func (s *Server) views() map[string]view {
 			continue
 		}
 		r := &mcp.Request{Ctx: context.Background(), Principal: st.principal}
-		out[key] = view{tools: s.tools.Fingerprint(st.principal), resources: s.resources.Fingerprint(r)}
+		out[key] = view{tools: s.tools.Fingerprint(st.principal), resources: s.resources.Fingerprint(r), prompts: s.prompts.Fingerprint(r)}
 	}
 	return out
 }
@@ -99,8 +99,8 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 			continue // opened during the swap: it lists the new version
 		}
 		now := after[key]
-		changed := listKinds{tools: old.tools != now.tools, resources: old.resources != now.resources}
-		if !changed.tools && !changed.resources {
+		changed := listKinds{tools: old.tools != now.tools, resources: old.resources != now.resources, prompts: old.prompts != now.prompts}
+		if !changed.tools && !changed.resources && !changed.prompts {
 			continue
 		}
 		if st.ch != nil {
@@ -109,6 +109,9 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 			}
 			if changed.resources && st.wants.resources {
 				st.send("notifications/resources/list_changed")
+			}
+			if changed.prompts && st.wants.prompts {
+				st.send("notifications/prompts/list_changed")
 			}
 			continue
 		}
@@ -132,7 +135,8 @@ func (s *Server) tellSession(sid, version string, changed listKinds) {
 	for _, k := range []struct {
 		on     bool
 		method string
-	}{{changed.tools, "notifications/tools/list_changed"}, {changed.resources, "notifications/resources/list_changed"}} {
+	}{{changed.tools, "notifications/tools/list_changed"}, {changed.resources, "notifications/resources/list_changed"},
+		{changed.prompts, "notifications/prompts/list_changed"}} {
 		if !k.on {
 			continue
 		}

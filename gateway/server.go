@@ -282,6 +282,7 @@ type Server struct {
 	notFound   mcp.Handler // the chain around the method-not-found answer
 	tools      *tools.Feature
 	resources  *resources.Feature
+	prompts    *prompts.Feature
 	watch      *watch.Watcher
 	lease      lease.Lease
 	stamper    *mcp.Stamper
@@ -458,11 +459,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.lease = lse
 	s.handle("resources/subscribe", mcp.EraSession, s.subscribe)
 	s.handle("resources/unsubscribe", mcp.EraSession, s.unsubscribe)
-	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read, CallTool: s.callToolText})
+	pr, err := prompts.New(prompts.Config{PageSize: cfg.PageSize, Declared: cfg.Prompts}, prompts.Deps{ReadResource: s.resources.Read, CallTool: s.callToolText, Permits: s.tools.Permits})
 	if err != nil {
 		return nil, err
 	}
 	pr.Register(router{s})
+	s.prompts = pr
 	completion.New(completion.Deps{PromptValues: pr.ArgumentValues, ResourceValues: s.resources.VariableValues}).Register(router{s})
 	s.notFound = mcp.Chain(methodNotFound, s.middleware...)
 	return s, nil

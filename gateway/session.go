@@ -27,7 +27,7 @@ func (s *Server) capabilities() map[string]any {
 		"tools":       map[string]any{"listChanged": true},
 		"logging":     map[string]any{},
 		"resources":   map[string]any{"subscribe": true, "listChanged": true},
-		"prompts":     map[string]any{},
+		"prompts":     map[string]any{"listChanged": true},
 		"completions": map[string]any{},
 	}
 }

@@ -248,17 +248,21 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 		defer listener.Close()
 		honoured["resourceSubscriptions"] = watched
 	}
-	// List changes (a document reload): tools and resources; the declared
-	// prompts do not change while the gateway runs.
-	local := &localStream{principal: r.Principal, ch: make(chan string, 2),
-		wants: listKinds{tools: p.Notifications.ToolsListChanged, resources: p.Notifications.ResourcesListChanged}}
+	// List changes (a document reload): tools, resources, and prompts
+	// (which a caller may use depends on the tools' scopes).
+	local := &localStream{principal: r.Principal, ch: make(chan string, 3),
+		wants: listKinds{tools: p.Notifications.ToolsListChanged, resources: p.Notifications.ResourcesListChanged,
+			prompts: p.Notifications.PromptsListChanged}}
 	if local.wants.tools {
 		honoured["toolsListChanged"] = true
 	}
 	if local.wants.resources {
 		honoured["resourcesListChanged"] = true
 	}
-	if local.wants.tools || local.wants.resources {
+	if local.wants.prompts {
+		honoured["promptsListChanged"] = true
+	}
+	if local.wants.tools || local.wants.resources || local.wants.prompts {
 		defer s.local.add(local)()
 	}
 	sse, closeStream := s.openStream(w)

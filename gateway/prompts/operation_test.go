@@ -61,14 +61,14 @@ func TestGetOperation(t *testing.T) {
 		return tab.Call("prompts/get", mcptest.Request(era, `{"name":"order","arguments":`+args+`}`))
 	}
 
-	// The arguments are rendered over the prompt's; a missing optional one
-	// renders as "".
+	// The arguments are rendered over the prompt's; one rendering empty (a
+	// missing optional argument) is left out.
 	_, err := get(mcp.EraSession, `{"id":"42"}`)
 	require.NoError(t, err)
 	_, err = get(mcp.EraStateless, `{"id":"7","verbose":"yes"}`)
 	require.NoError(t, err)
 	require.Equal(t, []toolCall{
-		{name: "getOrder", caller: "session addr:", args: map[string]string{"id": "42", "note": "for 42", "fixed": "x", "flag": ""}},
+		{name: "getOrder", caller: "session addr:", args: map[string]string{"id": "42", "note": "for 42", "fixed": "x"}},
 		{name: "getOrder", caller: "2026-07-28 addr:", args: map[string]string{"id": "7", "note": "for 7, verbosely", "fixed": "x", "flag": "yes"}},
 	}, ft.calls)
 

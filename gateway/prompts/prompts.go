@@ -41,7 +41,8 @@ type ValuesFrom struct {
 type Operation struct {
 	Name string
 	// Arguments are the tool's, each value a text/template over the
-	// prompt's arguments, sent as the type the tool's parameter takes.
+	// prompt's arguments, sent as the type the tool's parameter takes; one
+	// that renders empty (a missing optional argument) is left out.
 	Arguments map[string]string
 }
 
@@ -97,6 +98,9 @@ type Deps struct {
 	// as r's caller (admitted as tools/call), with text arguments sent as
 	// the types the tool takes. Its error is the answer as is.
 	CallTool func(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error)
+	// Permits reports whether r's caller may use the tool name: a prompt
+	// that calls one it may not is neither listed nor got. Nil permits all.
+	Permits func(r *mcp.Request, name string) bool
 }
 
 // Feature serves prompts/list and prompts/get.
@@ -104,6 +108,7 @@ type Feature struct {
 	pageSize int
 	read     func(r *mcp.Request, uri string) ([]mcp.ResourceContents, error)
 	callTool func(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error)
+	permits  func(r *mcp.Request, name string) bool
 	values   valuesCache
 	listed   []listedPrompt // what prompts/list sends, in declared order
 	byName   map[string]*prompt
@@ -112,6 +117,8 @@ type Feature struct {
 
 // prompt is a declared prompt made ready to render.
 type prompt struct {
+	// tools are the tools it calls (operation messages, values sources).
+	tools             []string
 	name, description string
 	args              []Argument
 	argIndex          map[string]int
@@ -132,7 +139,7 @@ type message struct {
 // New validates cfg and returns the feature. An error names the prompt
 // and, when it is about one, the message.
 func New(cfg Config, deps Deps) (*Feature, error) {
-	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, callTool: deps.CallTool, byName: make(map[string]*prompt, len(cfg.Declared))}
+	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, callTool: deps.CallTool, permits: deps.Permits, byName: make(map[string]*prompt, len(cfg.Declared))}
 	if f.pageSize <= 0 {
 		f.pageSize = 100
 	}
@@ -171,6 +178,9 @@ func compile(d Declared) (*prompt, error) {
 			return nil, fmt.Errorf("argument %q: values come from a list or from {operation, field}, both named", a.Name)
 		}
 		a.Values = slices.Clone(a.Values)
+		if a.ValuesFrom != nil && !slices.Contains(p.tools, a.ValuesFrom.Operation) {
+			p.tools = append(p.tools, a.ValuesFrom.Operation)
+		}
 		p.args = append(p.args, a)
 	}
 	if len(d.Messages) == 0 {
@@ -207,6 +217,9 @@ func (p *prompt) compileMessage(m Message) (message, error) {
 			return cm, errors.New("operation needs a name")
 		}
 		cm.op = m.Operation.Name
+		if !slices.Contains(p.tools, cm.op) {
+			p.tools = append(p.tools, cm.op)
+		}
 		cm.opArgs = make(map[string]*template.Template, len(m.Operation.Arguments))
 		for k, v := range m.Operation.Arguments {
 			if cm.opArgs[k], err = p.parse("operation.arguments."+k, v); err != nil {
@@ -256,13 +269,60 @@ func (f *Feature) Register(r mcp.Router) {
 	r.Handle("prompts/get", mcp.EraBoth, f.get)
 }
 
+// Fingerprint is a short hash of the prompts r's caller sees now (what it
+// may use depends on the tools' scopes, which a document reload changes).
+func (f *Feature) Fingerprint(r *mcp.Request) string {
+	h := fnv.New64a()
+	for _, l := range f.visible(r) {
+		h.Write([]byte(l.Name))
+		h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// visible are the listed prompts r's caller may use: all, unless some call
+// tools it may not.
+func (f *Feature) visible(r *mcp.Request) []listedPrompt {
+	if f.permits == nil {
+		return f.listed
+	}
+	var out []listedPrompt
+	for i, l := range f.listed {
+		if !f.permitted(r, f.byName[l.Name]) {
+			if out == nil {
+				out = append(make([]listedPrompt, 0, len(f.listed)), f.listed[:i]...)
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, l)
+		}
+	}
+	if out == nil {
+		return f.listed
+	}
+	return out
+}
+
+func (f *Feature) permitted(r *mcp.Request, p *prompt) bool {
+	if f.permits == nil {
+		return true
+	}
+	for _, t := range p.tools {
+		if !f.permits(r, t) {
+			return false
+		}
+	}
+	return true
+}
+
 // ArgumentValues are the completion candidates of a prompt's argument for
 // r's caller; ok is false for an unknown prompt or argument. chosen are
 // the arguments already chosen (completion's context.arguments): a
 // ValuesFrom tool is called with them. The caller must not modify values.
 func (f *Feature) ArgumentValues(r *mcp.Request, prompt, arg string, chosen map[string]string) (values []string, ok bool, err error) {
 	p, ok := f.byName[prompt]
-	if !ok {
+	if !ok || !f.permitted(r, p) {
 		return nil, false, nil
 	}
 	i, ok := p.argIndex[arg]
@@ -316,14 +376,20 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 			return nil, err
 		}
 	}
-	end := min(start+f.pageSize, len(f.listed))
-	// The prompts are the same for every caller: the era's "public" cache
-	// scope holds.
-	res := &listResult{Prompts: f.listed[start:end:end], ResultMeta: r.StampResult(true)}
+	all := f.visible(r)
+	if start > len(all) {
+		start = len(all)
+	}
+	end := min(start+f.pageSize, len(all))
+	res := &listResult{Prompts: all[start:end:end], ResultMeta: r.StampResult(true)}
+	if len(all) < len(f.listed) && res.CacheScope != "" {
+		// What this caller sees depends on its scopes.
+		res.CacheScope = "private"
+	}
 	if res.Prompts == nil {
 		res.Prompts = []listedPrompt{}
 	}
-	if end < len(f.listed) {
+	if end < len(all) {
 		res.NextCursor = mcp.EncodeCursor(f.tag, end)
 	}
 	return res, nil
@@ -392,7 +458,7 @@ func (f *Feature) get(r *mcp.Request) (any, error) {
 		}
 	}
 	p, ok := f.byName[*name]
-	if !ok {
+	if !ok || !f.permitted(r, p) {
 		return nil, mcp.InvalidParams("Unknown prompt: %q", *name)
 	}
 	data, err := p.bind(args)
@@ -441,7 +507,11 @@ func (f *Feature) runOperation(r *mcp.Request, p *prompt, i int, m message, data
 		if err != nil {
 			return nil, fmt.Errorf("prompt %q: messages[%d]: operation argument %s: %w", p.name, i, k, err)
 		}
-		args[k] = v
+		if v != "" {
+			// A missing optional argument leaves the tool's out, rather
+			// than sending "" for a number.
+			args[k] = v
+		}
 	}
 	if f.callTool == nil {
 		return nil, fmt.Errorf("prompt %q: messages[%d] calls a tool, but the gateway has no tool caller", p.name, i)

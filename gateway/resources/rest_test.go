@@ -66,7 +66,7 @@ paths:
 type backend struct {
 	fetched  *call.Fetched // nil: {"ok":true} as application/json
 	fetchErr error
-	fetches  []fetched
+	fetches  []fetchCall
 	result   *mcp.CallToolResult // nil: a text result
 	callErr  error
 	calls    []toolCall
@@ -75,7 +75,7 @@ type backend struct {
 	permits   int // Permits calls
 }
 
-type fetched struct {
+type fetchCall struct {
 	name, args string
 	cond       call.Conditional
 	asCaller   bool // false: the gateway's own poll (r nil)
@@ -88,7 +88,7 @@ func (b *backend) deps() Deps {
 }
 
 func (b *backend) fetch(r *mcp.Request, name string, args json.RawMessage, cond call.Conditional) (*call.Fetched, error) {
-	b.fetches = append(b.fetches, fetched{name: name, args: string(args), cond: cond, asCaller: r != nil})
+	b.fetches = append(b.fetches, fetchCall{name: name, args: string(args), cond: cond, asCaller: r != nil})
 	if b.fetchErr != nil {
 		return nil, b.fetchErr
 	}
@@ -246,7 +246,7 @@ func TestRESTRead(t *testing.T) {
 	out, err := readURI(t, tab, mcp.EraSession, "rest://api/status")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"contents":[{"uri":"rest://api/status","mimeType":"application/json","text":"{\"ok\":true}"}]}`, out)
-	require.Equal(t, []fetched{{name: "getStatus", args: `{}`, asCaller: true}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getStatus", args: `{}`, asCaller: true}}, b.fetches)
 
 	// A template's variables are the operation's arguments, typed as its
 	// parameters are.
@@ -260,7 +260,7 @@ func TestRESTRead(t *testing.T) {
 		out, err := readURI(t, tab, mcp.EraStateless, uri)
 		require.NoError(t, err, uri)
 		require.Contains(t, out, `"uri":"`+uri+`"`)
-		require.Equal(t, []fetched{{name: "getItem", args: args, asCaller: true}}, b.fetches, uri)
+		require.Equal(t, []fetchCall{{name: "getItem", args: args, asCaller: true}}, b.fetches, uri)
 	}
 
 	for _, tc := range []struct {
@@ -297,7 +297,7 @@ func TestRESTRead(t *testing.T) {
 	got, err := f.Read(mcptest.Request(mcp.EraSession, ""), "rest://api/items/8")
 	require.NoError(t, err)
 	require.Equal(t, []mcp.ResourceContents{{URI: "rest://api/items/8", MimeType: "image/png", Blob: "AQID"}}, got)
-	require.Equal(t, []fetched{{name: "getItem", args: `{"id":8}`, asCaller: true}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getItem", args: `{"id":8}`, asCaller: true}}, b.fetches)
 }
 
 func TestRESTReadFailures(t *testing.T) {
@@ -391,7 +391,7 @@ func TestRESTTemplateSegments(t *testing.T) {
 	res, err := tab.Call("resources/read", admin(mcptest.Request(mcp.EraSession, `{"uri":"rest://api/secrets/a%20b"}`)))
 	require.NoError(t, err)
 	require.Equal(t, "rest://api/secrets/a%20b", res.(*readResult).Contents[0].URI)
-	require.Equal(t, []fetched{{name: "getSecretByName", args: `{"name":"a b"}`, asCaller: true}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getSecretByName", args: `{"name":"a b"}`, asCaller: true}}, b.fetches)
 }
 
 func TestRESTPermits(t *testing.T) {
@@ -414,7 +414,7 @@ func TestRESTPermits(t *testing.T) {
 	watched, _, err := f.Known(r, "rest://api/secret")
 	require.NoError(t, err)
 	require.True(t, watched)
-	require.Equal(t, []fetched{{name: "getSecret", args: `{}`, asCaller: true}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getSecret", args: `{}`, asCaller: true}}, b.fetches)
 
 	// The gateway's own poll is nobody's: no caller to ask about.
 	permits := b.permits
@@ -485,7 +485,7 @@ func TestPoll(t *testing.T) {
 	require.False(t, first.NotModified)
 	require.False(t, first.Gone)
 	require.NotEmpty(t, first.Hash)
-	require.Equal(t, []fetched{{name: "getItem", args: `{"id":7}`, asCaller: false}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getItem", args: `{"id":7}`, asCaller: false}}, b.fetches)
 
 	again, err := f.Poll("rest://api/items/7", call.Conditional{})
 	require.NoError(t, err)
@@ -513,7 +513,7 @@ func TestPoll(t *testing.T) {
 	snap, err := f.Poll("rest://api/items/7", cond)
 	require.NoError(t, err)
 	require.Equal(t, Snapshot{NotModified: true, ETag: cond.ETag, LastModified: cond.LastModified}, snap)
-	require.Equal(t, []fetched{{name: "getItem", args: `{"id":7}`, cond: cond}}, b.fetches)
+	require.Equal(t, []fetchCall{{name: "getItem", args: `{"id":7}`, cond: cond}}, b.fetches)
 	b.fetched = &call.Fetched{Status: 304, NotModified: true, ETag: `"v2"`}
 	snap, err = f.Poll("rest://api/items/7", cond)
 	require.NoError(t, err)
