@@ -91,8 +91,7 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 	t.Logf("three replicas up %v after the start", time.Since(began).Round(time.Millisecond))
 
 	lister := env.initialize(t, env.proxy.URL)
-	var streams []*listChanges
-	t.Run("before: the original tools everywhere, streams open", func(t *testing.T) {
+	t.Run("before: the original tools on every replica", func(t *testing.T) {
 		for range 6 { // two rounds of the proxy's three replicas
 			names, _ := reloadTools(t, env, env.proxy.URL, lister)
 			requireReloadTools(t, names, []string{"listItems", "getItem"}, []string{"fetchItem", "createItem"}, "through the proxy")
@@ -102,62 +101,49 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 			names, _ := reloadTools(t, env, env.url(i), lister)
 			requireReloadTools(t, names, []string{"listItems", "getItem"}, []string{"fetchItem", "createItem"}, "replica %d", i)
 		}
-		// One session per replica, its push stream on that replica.
-		for i := range env.addrs {
-			sid := env.initialize(t, env.proxy.URL)
-			streams = append(streams, watchListChanges(fmt.Sprintf("session %s… push stream on replica %d", sid[:8], i),
-				env.openPush(t, env.url(i), sid, "")))
-		}
-		// One session with two push streams at once, on two replicas: it
-		// hears of a version once, not once per stream's replica.
-		shared := env.initialize(t, env.proxy.URL)
-		streams = append(streams,
-			watchListChanges(fmt.Sprintf("session %s… stream A on replica 1", shared[:8]), env.openPush(t, env.url(1), shared, "")),
-			watchListChanges(fmt.Sprintf("session %s… stream B on replica 2", shared[:8]), env.openPush(t, env.url(2), shared, "")))
-		// A 2026-07-28 listen stream asking for both list changes.
-		listen := env.openListen(t, `{"jsonrpc":"2.0","id":"reload-listen","method":"subscriptions/listen","params":{`+
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`+
-			`"notifications":{"toolsListChanged":true,"resourcesListChanged":true}}}`)
-		ack := nextMessage(t, listen, eventWait)
-		require.Equal(t, "notifications/subscriptions/acknowledged", ack.Method, "%+v", ack)
-		require.Contains(t, string(ack.Params), `"toolsListChanged":true`, "%s", ack.Params)
-		listenReplica := env.proxy.lastReplica("", http.MethodPost)
-		streams = append(streams, watchListChanges(fmt.Sprintf("listen stream on replica %d", listenReplica), listen))
-		// Streams are registered once their GET is answered; a first
-		// event proves nothing more, so settle on the open streams.
-		for i := range env.addrs {
-			require.Nil(t, onlyResponse(t, env.do(t, env.url(i), lister, `{"jsonrpc":"2.0","id":"p","method":"ping"}`), `"p"`).Error)
+	})
+
+	// The streams, open for every scenario: one session per replica with
+	// its push stream there; one session with two push streams at once, on
+	// two replicas (it hears of a version once, not once per stream's
+	// replica); a 2026-07-28 listen stream asking for both list changes.
+	var streams []*listChanges
+	for i := range env.addrs {
+		sid := env.initialize(t, env.proxy.URL)
+		streams = append(streams, watchListChanges(fmt.Sprintf("session %s… push stream on replica %d", sid[:8], i),
+			env.openPush(t, env.url(i), sid, "")))
+	}
+	shared := env.initialize(t, env.proxy.URL)
+	streams = append(streams,
+		watchListChanges(fmt.Sprintf("session %s… stream A on replica 1", shared[:8]), env.openPush(t, env.url(1), shared, "")),
+		watchListChanges(fmt.Sprintf("session %s… stream B on replica 2", shared[:8]), env.openPush(t, env.url(2), shared, "")))
+	listen := env.openListen(t, `{"jsonrpc":"2.0","id":"reload-listen","method":"subscriptions/listen","params":{`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`+
+		`"notifications":{"toolsListChanged":true,"resourcesListChanged":true}}}`)
+	ack := nextMessage(t, listen, eventWait)
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack.Method, "%+v", ack)
+	require.Contains(t, string(ack.Params), `"toolsListChanged":true`, "%s", ack.Params)
+	streams = append(streams, watchListChanges(fmt.Sprintf("listen stream on replica %d", env.proxy.lastReplica("", http.MethodPost)), listen))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, s := range streams {
+				t.Logf("%s:%s", s.name, s.describe())
+			}
 		}
 	})
 	require.Len(t, streams, 6)
 	resourcesBefore := reloadResources(t, env, env.url(0), lister)
 
+	// Each stream's notification, and which replicas still listed the old
+	// tools at that moment, for every version the streams are told of.
+	var told []toldReplicas
 	t.Run("a changed document reaches every replica, one list_changed per stream", func(t *testing.T) {
 		base := totals(streams)
 		changed := time.Now()
 		docs.set(reloadV2)
-		// Each stream's notification, the moment it comes: a client that
-		// re-lists at once, on whichever replica, should see the new tools.
-		stale := map[string][]int{}
-		notified := map[string]time.Duration{}
-		awaitTrue(t, reloadWait, 2*time.Millisecond, func() bool {
-			for i, s := range streams {
-				if _, done := notified[s.name]; done || s.count("notifications/tools/list_changed") == base[i]["notifications/tools/list_changed"] {
-					continue
-				}
-				notified[s.name] = time.Since(changed)
-				for r := range env.addrs {
-					if names, _ := reloadTools(t, env, env.url(r), lister); !slices.Contains(names, "fetchItem") {
-						stale[s.name] = append(stale[s.name], r)
-					}
-				}
-			}
-			return len(notified) == len(streams)
-		}, "every stream hears of the new version")
-		for _, s := range streams {
-			t.Logf("%s: tools/list_changed %v after the change; replicas still listing the old tools right then: %v",
-				s.name, notified[s.name].Round(time.Millisecond), stale[s.name])
-		}
+		told = append(told, awaitTold(t, env, lister, streams, base, changed, "V2", func(names []string) bool {
+			return slices.Contains(names, "fetchItem")
+		})...)
 
 		// Every replica serves the new tools (asked directly).
 		switched := make([]time.Duration, len(env.addrs))
@@ -172,6 +158,8 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 			call := env.do(t, env.url(i), lister, `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"createItem","arguments":{}}}`)
 			require.Nil(t, onlyResponse(t, call, `"c"`).Error, "%s", call.body)
 			require.NotContains(t, string(call.body), `"isError":true`, "the new tool calls the backend on replica %d: %s", i, call.body)
+			gone := onlyResponse(t, env.do(t, env.url(i), lister, `{"jsonrpc":"2.0","id":"g","method":"tools/call","params":{"name":"getItem","arguments":{}}}`), `"g"`)
+			require.True(t, gone.Error != nil || strings.Contains(string(gone.Result), `"isError":true`), "the renamed tool is gone on replica %d: %+v", i, gone)
 		}
 		t.Logf("every replica serves the new tools (seen by then: %v)", roundAll(switched))
 
@@ -190,9 +178,6 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 		listenChanges := streams[len(streams)-1].all()
 		require.NotEmpty(t, listenChanges)
 		require.JSONEq(t, `"reload-listen"`, string(listenChanges[0].subscriptionID), "the listen stream's notification names its subscription: %s", listenChanges[0].data)
-		for name, replicas := range stale {
-			require.Empty(t, replicas, "%s was told the tools changed while replicas %v still listed the old ones", name, replicas)
-		}
 	})
 
 	t.Run("one replica fetches per interval", func(t *testing.T) {
@@ -203,7 +188,8 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 		t.Logf("document GETs in %v: %d (%d conditional, %d answered 304) over %d connections", window, got.total, got.conditional, got.notModified, len(got.remotes))
 		require.GreaterOrEqual(t, got.total, 2, "the document is still re-read")
 		require.LessOrEqual(t, got.total, 8, "one replica re-reads per %v, not each of the three", reloadInterval)
-		require.Equal(t, got.total, got.notModified, "an unchanged document is re-read with a conditional GET answered 304")
+		require.Equal(t, got.total, got.conditional, "the document is re-read with conditional GETs")
+		require.Positive(t, got.notModified, "an unchanged document is answered 304")
 	})
 
 	t.Run("the same bytes again change nothing", func(t *testing.T) {
@@ -261,7 +247,11 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 
 	t.Run("a good document after the broken one loads", func(t *testing.T) {
 		base := totals(streams)
+		changed := time.Now()
 		docs.set(reloadV3)
+		told = append(told, awaitTold(t, env, lister, streams, base, changed, "V3", func(names []string) bool {
+			return !slices.Contains(names, "fetchItem")
+		})...)
 		for i := range env.addrs {
 			awaitTrue(t, reloadWait, 20*time.Millisecond, func() bool {
 				names, _ := reloadTools(t, env, env.url(i), lister)
@@ -270,18 +260,18 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 			names, _ := reloadTools(t, env, env.url(i), lister)
 			requireReloadTools(t, names, []string{"listItems", "createItem"}, []string{"getItem", "fetchItem"}, "replica %d", i)
 		}
-		awaitTrue(t, eventWait, 20*time.Millisecond, func() bool {
-			for i, s := range streams {
-				if s.since(base[i])["notifications/tools/list_changed"] == 0 {
-					return false
-				}
-			}
-			return true
-		}, "every stream hears of the version after the broken one")
 		time.Sleep(reloadQuiet / 2)
 		for i, s := range streams {
 			require.Equal(t, 1, s.since(base[i])["notifications/tools/list_changed"], "%s: %v", s.name, s.all())
 		}
+	})
+
+	// Last, as it fails while the bug it shows is open: a client told that
+	// the tools changed, re-listing at once through the proxy, must not be
+	// dealt a replica that still lists the old ones (it would keep them:
+	// it is told once per version).
+	t.Run("a stream is told only once every replica serves the new tools", func(t *testing.T) {
+		requireToldWhenServed(t, told)
 	})
 	t.Logf("interval scenarios took %v", time.Since(began).Round(time.Millisecond))
 }
@@ -312,6 +302,9 @@ func testReloadBySIGHUP(t *testing.T, redisURL string, rdb redis.UniversalClient
 
 	signalled := time.Now()
 	require.NoError(t, env.proc(1).cmd.Process.Signal(syscall.SIGHUP))
+	told := awaitTold(t, env, lister, streams, base, signalled, "SIGHUP", func(names []string) bool {
+		return slices.Contains(names, "fetchItem")
+	})
 	for i := range env.addrs {
 		awaitTrue(t, reloadWait, 20*time.Millisecond, func() bool {
 			names, _ := reloadTools(t, env, env.url(i), lister)
@@ -319,8 +312,6 @@ func testReloadBySIGHUP(t *testing.T, redisURL string, rdb redis.UniversalClient
 		}, "replica %d never served the document re-read on SIGHUP", i)
 		t.Logf("replica %d serves the new tools %v after the SIGHUP to replica 1", i, time.Since(signalled).Round(time.Millisecond))
 	}
-	awaitTrue(t, eventWait, 20*time.Millisecond, func() bool { return stream.count("notifications/tools/list_changed") > 0 },
-		"the stream on replica 0 never heard of the version re-read by replica 1")
 	time.Sleep(reloadQuiet / 2)
 	require.Equal(t, 1, stream.since(base[0])["notifications/tools/list_changed"], "%v", stream.all())
 
@@ -340,6 +331,59 @@ func testReloadBySIGHUP(t *testing.T, redisURL string, rdb redis.UniversalClient
 		}
 	}
 	t.Logf("SIGHUP scenario took %v", time.Since(began).Round(time.Millisecond))
+	requireToldWhenServed(t, told) // last: see the interval scenario's
+}
+
+// toldReplicas is one stream told of a version, and the replicas that
+// still listed the old tools at that moment.
+type toldReplicas struct {
+	version, stream string
+	after           time.Duration // from the change
+	stale           []int
+}
+
+// awaitTold waits until every stream carried a tools/list_changed since
+// base. The moment each does, it lists the tools on every replica, as a
+// client re-listing at once would, and records those where isNew is false.
+func awaitTold(t *testing.T, env *replicaEnv, lister string, streams []*listChanges, base []map[string]int, changed time.Time, version string, isNew func(names []string) bool) []toldReplicas {
+	t.Helper()
+	var out []toldReplicas
+	done := map[int]bool{}
+	awaitTrue(t, reloadWait, 2*time.Millisecond, func() bool {
+		for i, s := range streams {
+			if done[i] || s.since(base[i])["notifications/tools/list_changed"] == 0 {
+				continue
+			}
+			done[i] = true
+			tr := toldReplicas{version: version, stream: s.name, after: time.Since(changed)}
+			for r := range env.addrs {
+				if names, _ := reloadTools(t, env, env.url(r), lister); !isNew(names) {
+					tr.stale = append(tr.stale, r)
+				}
+			}
+			out = append(out, tr)
+		}
+		return len(done) == len(streams)
+	}, "every stream hears of %s", version)
+	for _, tr := range out {
+		t.Logf("%s: %s told %v after the change; replicas still listing the old tools then: %v", tr.version, tr.stream, tr.after.Round(time.Millisecond), tr.stale)
+	}
+	return out
+}
+
+// requireToldWhenServed: no stream was told of a version while a replica
+// still served the one before.
+func requireToldWhenServed(t *testing.T, told []toldReplicas) {
+	t.Helper()
+	require.NotEmpty(t, told)
+	var early []string
+	for _, tr := range told {
+		if len(tr.stale) > 0 {
+			early = append(early, fmt.Sprintf("%s: %s told %v after the change while replicas %v listed the old tools",
+				tr.version, tr.stream, tr.after.Round(time.Millisecond), tr.stale))
+		}
+	}
+	require.Empty(t, early, "streams told of a version before every replica served it")
 }
 
 // reloadDocServer serves an OpenAPI document that the test rewrites; each
@@ -497,7 +541,8 @@ func requireReloadTools(t *testing.T, names, want, notWant []string, msg string,
 
 // listChanges records the notifications one stream carries.
 type listChanges struct {
-	name string
+	name   string
+	stream *pushStream
 
 	mu    sync.Mutex
 	got   []listChange
@@ -516,7 +561,7 @@ func (c listChange) String() string { return c.method + "@" + c.at.Format("15:04
 
 // watchListChanges reads s in the background until it ends.
 func watchListChanges(name string, s *pushStream) *listChanges {
-	l := &listChanges{name: name}
+	l := &listChanges{name: name, stream: s}
 	go func() {
 		for ev := range s.events {
 			var m struct {
@@ -537,6 +582,20 @@ func watchListChanges(name string, s *pushStream) *listChanges {
 		l.mu.Unlock()
 	}()
 	return l
+}
+
+// describe says what the stream carried and whether it ended.
+func (l *listChanges) describe() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, c := range l.got {
+		fmt.Fprintf(&b, "\n  %s %s", c.at.Format("15:04:05.000"), c.data)
+	}
+	if l.ended {
+		fmt.Fprintf(&b, "\n  ended (%v)", l.stream.err)
+	}
+	return b.String()
 }
 
 func (l *listChanges) all() []listChange {

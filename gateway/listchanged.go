@@ -92,6 +92,9 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 		return
 	}
 	after := s.views()
+	// A session's streams share its log, and tellSession's lease is this
+	// replica's to renew: tell each session once, not once per stream.
+	told := map[string]bool{}
 	for _, st := range s.local.all() {
 		key := viewKey(st.principal)
 		old, ok := before[key]
@@ -115,6 +118,10 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 			}
 			continue
 		}
+		if told[st.sid] {
+			continue
+		}
+		told[st.sid] = true
 		go s.tellSession(st.sid, version, changed)
 	}
 }

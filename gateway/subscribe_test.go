@@ -139,8 +139,8 @@ func rpc(t *testing.T, id int, method string, params any) string {
 
 func uriParams(uri string) map[string]string { return map[string]string{"uri": uri} }
 
-// message decodes one SSE event as a JSON-RPC message.
-func message(t *testing.T, ev sseEvent) map[string]any {
+// eventMessage decodes one SSE event as a JSON-RPC message.
+func eventMessage(t *testing.T, ev sseEvent) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(ev.data), &m), "event: %s", ev.data)
@@ -150,13 +150,10 @@ func message(t *testing.T, ev sseEvent) map[string]any {
 // nextMessage is the next message c carries.
 func (c *sseClient) nextMessage(t *testing.T) map[string]any {
 	t.Helper()
-	return message(t, c.next(t))
+	return eventMessage(t, c.next(t))
 }
 
-// markLog appends a log message carrying marker to sid's event log.
-func markLog(t *testing.T, g *testGateway, sid, marker string) { push(t, g, sid, marker) }
-
-// methodsBefore reads c up to the log message carrying marker and returns
+// methodsBefore reads c up to the log message carrying marker (push) and returns
 // the methods of the messages before it. A session's log is ordered, so
 // whatever was appended before the marker shows here.
 func (c *sseClient) methodsBefore(t *testing.T, marker string) []string {
@@ -270,7 +267,7 @@ func TestSubscribedResourceChangeNotifiesOnce(t *testing.T) {
 	// them (the coalescing window is shorter than the poll interval).
 	seen := backend.stockGETs()
 	require.Eventually(t, func() bool { return backend.stockGETs() >= seen+2 }, 10*time.Second, 20*time.Millisecond)
-	markLog(t, g, sid, "after two polls")
+	push(t, g, sid, "after two polls")
 	require.Empty(t, stream.methodsBefore(t, "after two polls"), "one change, one notification")
 
 	// Ending the session drops its subscriptions; nobody is left to poll for.
@@ -286,7 +283,7 @@ func TestSubscribedResourceChangeNotifiesOnce(t *testing.T) {
 		"polling stops with the last subscription")
 }
 
-func TestResourceReadThroughTheBackend(t *testing.T) {
+func TestSubscribableResourceReadsThroughTheBackend(t *testing.T) {
 	g, _ := newStockGateway(t, Config{}, Deps{})
 	const v = "2025-11-25"
 	sid := g.initialize(t, v)
@@ -322,7 +319,7 @@ func resourceURIs(t *testing.T, r reply) []string {
 
 // What a principal may not use does not exist for it: not listed, not
 // read, not subscribed to.
-func TestResourceNeedsItsOperationsScope(t *testing.T) {
+func TestSubscribableResourceNeedsItsOperationsScope(t *testing.T) {
 	cfg := Config{}
 	cfg.Policy.Authorize = true
 	g, _ := newStockGateway(t, cfg, Deps{Auth: tokenAuth{}})
@@ -437,4 +434,27 @@ func TestListenStreamResourceSubscriptions(t *testing.T) {
 		"uri":   stockURI,
 		"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": float64(41)},
 	}, m["params"])
+}
+
+// A session that ended without DELETE (it expired) loses its
+// subscriptions at the first update for it.
+func TestUpdateForAGoneSessionDropsItsSubscriptions(t *testing.T) {
+	subs := subscriptions.NewMemory(subscriptions.Limits{})
+	g, backend := newStockGateway(t, Config{}, Deps{Subscriptions: subs})
+	const v = "2025-11-25"
+	sid := g.initialize(t, v)
+	r := g.sessionCall(t, sid, v, rpc(t, 2, "resources/subscribe", uriParams(stockURI)))
+	require.Equal(t, map[string]any{}, r.result(t), "%s", r.body)
+	require.Eventually(t, func() bool { return backend.stockGETs() >= 1 }, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, g.srv.store.Delete(context.Background(), sid)) // as expiry does: the subscriptions stay
+	of, err := subs.Of(context.Background(), watch.SessionSubscriber(sid))
+	require.NoError(t, err)
+	require.Equal(t, []string{stockURI}, of)
+
+	backend.setLevel(5)
+	require.Eventually(t, func() bool {
+		of, err := subs.Of(context.Background(), watch.SessionSubscriber(sid))
+		return err == nil && len(of) == 0
+	}, 10*time.Second, 20*time.Millisecond)
 }

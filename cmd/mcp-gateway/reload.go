@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -320,7 +321,9 @@ func (rl *reloader) check(ctx context.Context) {
 	if waiting > 0 {
 		rl.log.Warn("serving the new OpenAPI document version before every replica loaded it", "version", short(rl.staged.version.ID), "waiting_for", waiting)
 	}
-	rl.staged.catalog.Version = rl.staged.version.ID
+	// The publication, not only the content: a document that comes back
+	// (A, B, A) is news again.
+	rl.staged.catalog.Version = rl.staged.version.ID + "@" + strconv.FormatInt(rl.staged.version.PublishedAt.UnixMicro(), 10)
 	rl.srv.SetCatalog(*rl.staged.catalog)
 	rl.active = rl.staged.version.ID
 	rl.log.Info("serving the new OpenAPI document version", "version", short(rl.active), "tools", rl.staged.catalog.Tools.Len())

@@ -555,6 +555,53 @@ func TestPolling(t *testing.T) {
 	})
 }
 
+// TestStuckPoll: a poll that hangs in the backend while its URI loses its
+// last subscriber holds up nothing else; the replica keeps renewing its
+// other leases (and its listeners' subscriptions).
+func TestStuckPoll(t *testing.T) {
+	ctx := context.Background()
+	const stuck, other = "res://stuck", "res://other"
+	s := newSingle(t, testConfig("r1"))
+	s.be.set(stuck, "v1")
+	s.be.set(other, "v1")
+	hang, hung, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	poll := s.be.poll("r1")
+	s.w.deps.Poll = func(uri string, cond call.Conditional) (Snapshot, error) {
+		if uri == stuck {
+			select {
+			case <-hang:
+				close(hung)
+				<-release
+			default:
+			}
+		}
+		return poll(uri, cond)
+	}
+	subscribe(t, s.w, stuck, "a")
+	subscribe(t, s.w, other, "b")
+	l, err := s.w.Listen(ctx, []string{"static:x"})
+	require.NoError(t, err)
+	defer l.Close()
+	run(t, s.w)
+	awaitPolls(t, s.be, stuck, 1)
+	close(hang)
+	<-hung
+	require.NoError(t, s.w.Unsubscribe(ctx, "a", stuck))
+
+	// Past the lease's ttl and the listener's, with the poll still stuck.
+	awaitPolls(t, s.be, other, int(2*s.w.listenTTL()/pollEvery)+1)
+	require.Equal(t, "r1", holder(t, s.lease, pollLease(other)), "the other lease lapsed behind a stuck poll")
+	require.Equal(t, []string{"static:x"}, subsOf(t, s.subs, l.name), "the listener's subscriptions lapsed behind a stuck poll")
+	require.Equal(t, []string{other}, s.w.Polling())
+
+	close(release)
+	require.Eventually(t, func() bool { return holder(t, s.lease, pollLease(stuck)) == "" }, hangGuard, tick,
+		"the stuck poller gives its lease up when its poll ends")
+	n := s.be.total(stuck)
+	awaitPolls(t, s.be, other, 8)
+	require.Equal(t, n, s.be.total(stuck))
+}
+
 // TestPollSteps steps one poller by hand: what each poll records and
 // reports, and what a change event (reset) does to the next one.
 func TestPollSteps(t *testing.T) {
