@@ -488,10 +488,15 @@ func StoreTTL(ttl time.Duration) time.Duration {
 // Clients holding a stream on this replica whose visible tools or resources
 // changed are told (notifications/tools/list_changed,
 // notifications/resources/list_changed), once per session and version.
-func (s *Server) SetCatalog(c Catalog) {
+func (s *Server) SetCatalog(c Catalog) { s.ReplaceCatalog(c)() }
+
+// ReplaceCatalog is SetCatalog in two steps: it serves c at once and
+// returns the announcement of what changed, to make once every replica
+// serves c (a client told re-lists, and may reach any replica).
+func (s *Server) ReplaceCatalog(c Catalog) (announce func()) {
 	before := s.views()
 	s.swapCatalog(c)
-	s.announceListChanges(before, c.Version)
+	return func() { s.announceListChanges(before, c.Version) }
 }
 
 func (s *Server) swapCatalog(c Catalog) {

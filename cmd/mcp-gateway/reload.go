@@ -6,7 +6,9 @@ package main
 // every replica loads the store's current version, reports it loaded, and
 // serves it once every live replica has reported it (or activationTimeout
 // after it was published), so clients never see the lists flip between
-// versions as their requests reach different replicas. A document that
+// versions as their requests reach different replicas. Clients are told
+// what changed (list_changed) once every live replica serves it, so one
+// that re-lists when told gets the new lists wherever it lands. A document that
 // fails to load leaves the running version in place and logs why.
 
 import (
@@ -160,6 +162,11 @@ type reloader struct {
 	active  string // the version served
 	fetched string // the version this replica last fetched
 	staged  *staged
+	// announce tells clients what the active version changed, once every
+	// live replica serves it (or activationTimeout after it began).
+	announce      func()
+	announceSince time.Time
+	reported      string // the last report, to hint the others when it changes
 }
 
 type staged struct {
@@ -293,28 +300,23 @@ func (rl *reloader) check(ctx context.Context) {
 			rl.log.Warn("loading the published OpenAPI document failed; serving the running version", "err", err, "version", short(cur.ID))
 		}
 	}
-	loaded := rl.active
-	if rl.staged != nil {
-		loaded = rl.staged.version.ID
+	rl.report(sctx)
+	replicas, err := rl.docs.Replicas(sctx)
+	if err != nil {
+		return
 	}
-	if loaded != "" {
-		if err := rl.docs.Report(sctx, rl.replica, loaded, reportTTL); err != nil {
-			rl.log.Warn("reporting the loaded document version failed", "err", err)
+	if rl.announce != nil {
+		// Phase two: every replica serves the version; tell the clients.
+		if n := countNot(replicas, rl.active, 1); n == 0 || time.Since(rl.announceSince) >= activationTimeout {
+			rl.announce()
+			rl.announce = nil
 		}
 	}
 	if rl.staged == nil || (ok && cur.ID != rl.staged.version.ID) {
 		return
 	}
-	replicas, err := rl.docs.Replicas(sctx)
-	if err != nil {
-		return
-	}
-	waiting := 0
-	for _, v := range replicas {
-		if v != rl.staged.version.ID {
-			waiting++
-		}
-	}
+	// Phase one: every replica has the version loaded; serve it.
+	waiting := countNot(replicas, rl.staged.version.ID, 0)
 	if waiting > 0 && time.Since(rl.staged.version.PublishedAt) < activationTimeout {
 		return
 	}
@@ -324,10 +326,48 @@ func (rl *reloader) check(ctx context.Context) {
 	// The publication, not only the content: a document that comes back
 	// (A, B, A) is news again.
 	rl.staged.catalog.Version = rl.staged.version.ID + "@" + strconv.FormatInt(rl.staged.version.PublishedAt.UnixMicro(), 10)
-	rl.srv.SetCatalog(*rl.staged.catalog)
+	if rl.announce != nil {
+		rl.announce() // the version before was never announced: do it now
+	}
+	rl.announce, rl.announceSince = rl.srv.ReplaceCatalog(*rl.staged.catalog), time.Now()
 	rl.active = rl.staged.version.ID
 	rl.log.Info("serving the new OpenAPI document version", "version", short(rl.active), "tools", rl.staged.catalog.Tools.Len())
 	rl.staged = nil
+	rl.report(sctx)
+}
+
+// report tells the other replicas which version this one has loaded and
+// which it serves ("loaded served"); a change wakes them over the bus, so
+// the phases follow each other in milliseconds.
+func (rl *reloader) report(ctx context.Context) {
+	loaded := rl.active
+	if rl.staged != nil {
+		loaded = rl.staged.version.ID
+	}
+	if loaded == "" {
+		return
+	}
+	value := loaded + " " + rl.active
+	if err := rl.docs.Report(ctx, rl.replica, value, reportTTL); err != nil {
+		rl.log.Warn("reporting the loaded document version failed", "err", err)
+		return
+	}
+	if value != rl.reported {
+		rl.reported = value
+		_ = rl.bus.Publish(ctx, reloadTopic, []byte("reported"))
+	}
+}
+
+// countNot counts the replicas whose report's field (0: loaded, 1:
+// served) is not version.
+func countNot(replicas map[string]string, version string, field int) int {
+	n := 0
+	for _, v := range replicas {
+		if f := strings.Fields(v); len(f) <= field || f[field] != version {
+			n++
+		}
+	}
+	return n
 }
 
 func short(version string) string {

@@ -109,6 +109,7 @@ type Watcher struct {
 
 	mu        sync.Mutex
 	pollers   map[string]*poller // URIs this replica polls
+	polling   sync.WaitGroup     // the pollers' goroutines, stopped ones included
 	pending   map[string]bool    // URIs whose delivery this replica claimed
 	listeners map[string]map[*Listener]struct{}
 	nextID    atomic.Uint64
@@ -240,10 +241,10 @@ func (w *Watcher) claim(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, p := range stop {
-		p.stop()
-		sctx, cancel := w.store(context.WithoutCancel(ctx))
-		_ = w.deps.Lease.Release(sctx, pollLease(p.uri), w.cfg.Replica)
-		cancel()
+		// Not waited for: Poll takes no context, and a poll stuck in the
+		// backend would hold up every renewal above until the leases
+		// lapsed. The poller gives its lease up when it ends.
+		p.cancel()
 	}
 }
 
@@ -256,11 +257,9 @@ func (w *Watcher) stopAll() {
 	w.pollers = map[string]*poller{}
 	w.mu.Unlock()
 	for _, p := range ps {
-		p.stop()
-		ctx, cancel := w.store(context.Background())
-		_ = w.deps.Lease.Release(ctx, pollLease(p.uri), w.cfg.Replica)
-		cancel()
+		p.cancel()
 	}
+	w.polling.Wait() // each gives its lease up as it ends
 }
 
 // Polling reports the URIs this replica polls now (tests, debugging).
@@ -278,10 +277,21 @@ func (w *Watcher) Polling() []string {
 type poller struct {
 	uri    string
 	cancel context.CancelFunc
-	done   chan struct{}
 }
 
-func (p *poller) stop() { p.cancel(); <-p.done }
+// release gives an ended poller's lease up, unless a newer poller of its
+// URI (started while its last poll was in flight) holds it now.
+func (w *Watcher) release(p *poller) {
+	w.mu.Lock()
+	newer, ok := w.pollers[p.uri]
+	w.mu.Unlock()
+	if ok && newer != p {
+		return
+	}
+	ctx, cancel := w.store(context.Background())
+	_ = w.deps.Lease.Release(ctx, pollLease(p.uri), w.cfg.Replica)
+	cancel()
+}
 
 func (w *Watcher) startPoller(ctx context.Context, uri string, interval time.Duration) {
 	w.mu.Lock()
@@ -293,13 +303,15 @@ func (w *Watcher) startPoller(ctx context.Context, uri string, interval time.Dur
 		interval = w.cfg.PollInterval
 	}
 	pctx, cancel := context.WithCancel(ctx)
-	p := &poller{uri: uri, cancel: cancel, done: make(chan struct{})}
+	p := &poller{uri: uri, cancel: cancel}
 	w.pollers[uri] = p
-	go func() {
-		defer close(p.done)
+	w.polling.Go(func() {
+		defer w.release(p)
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		for {
+		// Checked first: a tick that came while a poll was in flight
+		// must not win the select below against the cancellation.
+		for pctx.Err() == nil {
 			w.pollOnce(pctx, uri, interval)
 			select {
 			case <-pctx.Done():
@@ -307,7 +319,7 @@ func (w *Watcher) startPoller(ctx context.Context, uri string, interval time.Dur
 			case <-t.C:
 			}
 		}
-	}()
+	})
 }
 
 // state is what the store keeps of a URI's last poll. Reset: a change

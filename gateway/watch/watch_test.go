@@ -566,12 +566,15 @@ func TestStuckPoll(t *testing.T) {
 	s.be.set(other, "v1")
 	hang, hung, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	poll := s.be.poll("r1")
+	var hangOnce sync.Once
 	s.w.deps.Poll = func(uri string, cond call.Conditional) (Snapshot, error) {
 		if uri == stuck {
 			select {
 			case <-hang:
-				close(hung)
-				<-release
+				hangOnce.Do(func() {
+					close(hung)
+					<-release
+				})
 			default:
 			}
 		}
@@ -583,6 +586,8 @@ func TestStuckPoll(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	run(t, s.w)
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock) // before Run's stop, should the test fail
 	awaitPolls(t, s.be, stuck, 1)
 	close(hang)
 	<-hung
@@ -594,12 +599,17 @@ func TestStuckPoll(t *testing.T) {
 	require.Equal(t, []string{"static:x"}, subsOf(t, s.subs, l.name), "the listener's subscriptions lapsed behind a stuck poll")
 	require.Equal(t, []string{other}, s.w.Polling())
 
-	close(release)
-	require.Eventually(t, func() bool { return holder(t, s.lease, pollLease(stuck)) == "" }, hangGuard, tick,
-		"the stuck poller gives its lease up when its poll ends")
+	// Once its poll ends the stopped poller polls no more.
 	n := s.be.total(stuck)
+	s.be.set(stuck, "v2")
+	unblock()
+	require.Eventually(t, func() bool { return s.be.total(stuck) == n+1 }, hangGuard, tick, "the stuck poll ends")
 	awaitPolls(t, s.be, other, 8)
-	require.Equal(t, n, s.be.total(stuck))
+	require.Equal(t, n+1, s.be.total(stuck), "a stopped poller polled again")
+	require.Empty(t, holder(t, s.lease, pollLease(stuck)))
+	st, err := s.subs.State(ctx, stuck)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"h": "sha256:v1"}`, string(st), "the stopped poller's last poll is not recorded")
 }
 
 // TestPollSteps steps one poller by hand: what each poll records and
