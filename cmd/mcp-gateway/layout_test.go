@@ -68,17 +68,23 @@ func TestPackageLayout(t *testing.T) {
 	// allowed lists the project packages a package may import; a package
 	// not listed here may import any.
 	allowed := map[string][]string{
-		"internal/jsonlex":    {},
-		"internal/redact":     {},
-		"internal/lograte":    {},
-		"gateway/mcp":         {"internal/jsonlex"},
-		"gateway/mcp/mcptest": {"gateway/mcp"},
-		"openapi":             {"internal/jsonlex"},
-		"toolgen":             {"openapi", "internal/jsonlex"},
-		"toolgen/call":        {"toolgen", "openapi", "gateway/mcp", "internal/jsonlex", "internal/redact"},
-		"sessions":            {},
-		"pubsub":              {},
-		"quota":               {},
+		"internal/jsonlex":       {},
+		"internal/redact":        {},
+		"internal/lograte":       {},
+		"gateway/mcp":            {"internal/jsonlex"},
+		"gateway/mcp/mcptest":    {"gateway/mcp"},
+		"openapi":                {"internal/jsonlex"},
+		"toolgen":                {"openapi", "internal/jsonlex"},
+		"toolgen/call":           {"toolgen", "openapi", "gateway/mcp", "internal/jsonlex", "internal/redact"},
+		"sessions":               {},
+		"sessions/subscriptions": {},
+		"sessions/documents":     {},
+		"pubsub":                 {},
+		"pubsub/lease":           {},
+		"quota":                  {},
+		// Resource change watching: the stores it coordinates through and
+		// the validators of a conditional GET; no feature package.
+		"gateway/watch": {"sessions/subscriptions", "pubsub", "pubsub/lease", "toolgen/call", "internal/lograte"},
 		// Not MCP features: the token verifier and the audit log, which
 		// cmd/mcp-gateway builds and hands to gateway through Deps.
 		"gateway/auth":  {"gateway/mcp"},

@@ -4,6 +4,9 @@
 // credentials, sends it, and maps the response to an MCP tool result
 // (gateway/mcp content types). Caller is the entry point; CallPooled is the
 // hot path, whose result may view a pooled buffer (see mcp.PooledResult).
+// Fetch is the same request path for a REST-backed resource: a GET whose
+// raw body (credentials redacted) and media type are returned, optionally
+// conditional (If-None-Match / If-Modified-Since) for change polling.
 //
 // The Caller sees only tool arguments, never the incoming MCP request, so
 // the client's own credentials cannot reach the backend. Backend tokens can
