@@ -81,8 +81,8 @@ type Deps struct {
 	// polled) and how often to poll it (zero: Config.PollInterval).
 	Watched func(uri string) (bool, time.Duration)
 	// Deliver sends notifications/resources/updated for uri to the
-	// session sid's push stream. sessions.ErrNotFound (or any error
-	// satisfying IsGone) drops the session's subscriptions.
+	// session sid's push stream. An error satisfying IsGone (the session
+	// ended) drops the session's subscriptions.
 	Deliver func(ctx context.Context, sid, uri string) error
 	// IsGone reports whether Deliver's error means the session is gone.
 	IsGone func(error) bool
@@ -329,6 +329,14 @@ type state struct {
 	LastModified string `json:"m,omitempty"`
 	Hash         string `json:"h,omitempty"`
 	Reset        bool   `json:"r,omitempty"`
+	// At is when it was written (Unix seconds): a state older than a
+	// quarter of its TTL is written again, so it never lapses while polled.
+	At int64 `json:"t,omitempty"`
+}
+
+// stale reports whether st should be written again to keep it.
+func (st *state) stale(interval time.Duration) bool {
+	return time.Since(time.Unix(st.At, 0)) > stateTTL(interval)/4
 }
 
 // stateTTL keeps a URI's state well past the polls that read it.
@@ -366,9 +374,12 @@ func (w *Watcher) pollOnce(ctx context.Context, uri string, interval time.Durati
 	}
 	if snap.NotModified {
 		w.polls.WithLabelValues("not_modified").Inc()
-		return
+		if old == nil || !old.stale(interval) {
+			return
+		}
+		snap.Hash = old.Hash // unchanged: keep it, with a fresh expiry
 	}
-	next := state{ETag: snap.ETag, LastModified: snap.LastModified, Hash: snap.Hash}
+	next := state{ETag: snap.ETag, LastModified: snap.LastModified, Hash: snap.Hash, At: time.Now().Unix()}
 	changed := old != nil && !old.Reset && old.Hash != snap.Hash
 	switch {
 	case changed:
@@ -376,8 +387,10 @@ func (w *Watcher) pollOnce(ctx context.Context, uri string, interval time.Durati
 	case old == nil || old.Reset:
 		w.polls.WithLabelValues("baseline").Inc()
 	default:
-		w.polls.WithLabelValues("unchanged").Inc()
-		if *old == next {
+		if !snap.NotModified {
+			w.polls.WithLabelValues("unchanged").Inc()
+		}
+		if old.ETag == next.ETag && old.LastModified == next.LastModified && old.Hash == next.Hash && !old.stale(interval) {
 			return
 		}
 	}
@@ -581,11 +594,16 @@ func (w *Watcher) refreshListeners(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for l := range seen {
-		sctx, cancel := w.store(ctx)
-		err := w.deps.Subs.Refresh(sctx, l.name, w.listenTTL())
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			w.warn("refreshing a listen stream's subscriptions failed", "err", err)
+		// Add, not Refresh: after a store outage longer than the TTL the
+		// subscriptions lapsed, and Add puts them back.
+		for _, uri := range l.uris {
+			sctx, cancel := w.store(ctx)
+			err := w.deps.Subs.Add(sctx, l.name, uri, w.listenTTL())
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				w.warn("refreshing a listen stream's subscriptions failed", "err", err)
+				break
+			}
 		}
 	}
 }

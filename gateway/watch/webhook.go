@@ -34,6 +34,11 @@ type changeEvent struct {
 // number of URIs it named.
 func (w *Watcher) Webhook(secret []byte, pathURIs func(path string) []string) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if len(secret) == 0 {
+			// Anyone can sign with an empty key: accept nothing.
+			webhookError(rw, http.StatusUnauthorized, "no webhook secret is configured")
+			return
+		}
 		if r.Method != http.MethodPost {
 			rw.Header().Set("Allow", http.MethodPost)
 			webhookError(rw, http.StatusMethodNotAllowed, "use POST")
