@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/watch"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
@@ -133,15 +134,24 @@ func (s *Server) fetchResource(r *mcp.Request, name string, args json.RawMessage
 	return got, err
 }
 
-// callTool runs a tool for an operation-backed resource or prompt message,
-// admitted as tools/call is, and recorded as one.
+// callTool runs a tool for an operation-backed resource, admitted as
+// tools/call is, and recorded as one.
 func (s *Server) callTool(r *mcp.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	return s.runTool(r, name, func(*toolgen.Tool) (json.RawMessage, error) { return args, nil })
+}
+
+// runTool runs the tool name with the arguments args makes for it.
+func (s *Server) runTool(r *mcp.Request, name string, args func(*toolgen.Tool) (json.RawMessage, error)) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	err := s.tools.Run(r, name, func(op tools.Operation) error {
+		in, err := args(op.Tool)
+		if err != nil {
+			return err
+		}
 		if r != nil {
 			r.Backend = op.Tool.Name
 		}
-		p := op.Caller.CallPooled(op.Ctx, op.Tool, args, nil)
+		p := op.Caller.CallPooled(op.Ctx, op.Tool, in, nil)
 		if r != nil {
 			r.BackendStatus = p.BackendStatus()
 		}
@@ -170,28 +180,13 @@ func (s *Server) watched(uri string) (bool, time.Duration) {
 // the type the tool's parameter takes; arguments the tool does not take
 // are left out (completion passes every argument chosen so far).
 func (s *Server) callToolText(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error) {
-	var res *mcp.CallToolResult
-	err := s.tools.Run(r, name, func(op tools.Operation) error {
+	return s.runTool(r, name, func(tool *toolgen.Tool) (json.RawMessage, error) {
 		in := make(map[string]json.RawMessage, len(args))
 		for k, v := range args {
-			if op.Tool.TakesArg(k) {
-				in[k] = op.Tool.ArgFromText(k, v)
+			if tool.TakesArg(k) {
+				in[k] = tool.ArgFromText(k, v)
 			}
 		}
-		raw, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		if r != nil {
-			r.Backend = op.Tool.Name
-		}
-		p := op.Caller.CallPooled(op.Ctx, op.Tool, raw, nil)
-		if r != nil {
-			r.BackendStatus = p.BackendStatus()
-		}
-		res = p.Copy()
-		p.Release()
-		return nil
+		return json.Marshal(in)
 	})
-	return res, err
 }

@@ -25,6 +25,7 @@
 // implementations read the time from Redis, so replicas whose clocks
 // disagree still decide alike.
 //
-// The package imports no sibling package; go-redis appears only in the
+// The package imports only internal/redisx (which go-redis errors are
+// outages); go-redis appears only in the
 // files named *redis.go.
 package quota

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // Redis is the Limiter shared by all replicas. Each Allow is one EVALSHA of
@@ -94,18 +96,11 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (Decision, e
 // ErrUnavailable. The caller's own cancellation stays itself. Any other
 // reply is a fault in this code or the server's setup, not an outage.
 func translate(err error) error {
-	var reply redis.Error
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("quota: %w", err)
-	case errors.As(err, &reply) && !unavailableReply(err):
+	case !redisx.IsOutage(err):
 		return fmt.Errorf("quota: %w", err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-func unavailableReply(err error) bool {
-	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
-		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
-		redis.IsOOMError(err)
 }

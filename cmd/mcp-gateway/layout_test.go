@@ -77,11 +77,11 @@ func TestPackageLayout(t *testing.T) {
 		"toolgen":                {"openapi", "internal/jsonlex"},
 		"toolgen/call":           {"toolgen", "openapi", "gateway/mcp", "internal/jsonlex", "internal/redact"},
 		"sessions":               {},
-		"sessions/subscriptions": {},
-		"sessions/documents":     {},
+		"sessions/subscriptions": {"internal/redisx"},
+		"sessions/documents":     {"internal/redisx"},
 		"pubsub":                 {},
-		"pubsub/lease":           {},
-		"quota":                  {},
+		"pubsub/lease":           {"internal/redisx"},
+		"quota":                  {"internal/redisx"},
 		// Resource change watching: the stores it coordinates through and
 		// the validators of a conditional GET; no feature package.
 		"gateway/watch": {"sessions/subscriptions", "pubsub", "pubsub/lease", "toolgen/call", "internal/lograte"},

@@ -58,15 +58,8 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 		defer func() { <-f.slots }()
 	}
 	if tp != nil {
-		release, d := f.admit(r, tool, tp, c.Caller.Timeout(tool))
-		if d == nil && f.cfg.Policy.Webhook != nil {
-			if d = f.ask(r, tool.Name); d != nil && release != nil {
-				release()
-				release = nil
-			}
-		}
+		release, d := f.limit(r, c, tool, tp)
 		if d != nil {
-			r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
 			return d.err()
 		}
 		if release != nil {

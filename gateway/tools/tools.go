@@ -217,17 +217,9 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	// After the slot: a call turned away busy spends no rate-limit token.
 	if tp != nil {
-		release, d := f.admit(r, tool, tp, c.Caller.Timeout(tool))
-		if d == nil && f.cfg.Policy.Webhook != nil {
-			// After the limits: a call they refuse costs the hook nothing.
-			if d = f.ask(r, tool.Name); d != nil && release != nil {
-				release()
-				release = nil
-			}
-		}
+		release, d := f.limit(r, c, tool, tp)
 		if d != nil {
 			f.calls.WithLabelValues("denied").Inc()
-			r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
 			return mcp.Pooled(d.result(r)).SetDenied(d.reason()), nil
 		}
 		if release != nil {
@@ -290,6 +282,24 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	res.SetMeta(r.StampResult(false))
 	return res, nil
+}
+
+// limit admits r's call of tool past the rate limits, quotas and
+// concurrency slots, then the policy webhook; release (when not nil) gives
+// its slot back once the call is done. A denial is logged to the client.
+func (f *Feature) limit(r *mcp.Request, c *catalog, tool *toolgen.Tool, tp *toolPolicy) (release func(), d *denial) {
+	release, d = f.admit(r, tool, tp, c.Caller.Timeout(tool))
+	if d == nil && f.cfg.Policy.Webhook != nil {
+		// After the limits: a call they refuse costs the hook nothing.
+		if d = f.ask(r, tool.Name); d != nil && release != nil {
+			release()
+			release = nil
+		}
+	}
+	if d != nil {
+		r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
+	}
+	return release, d
 }
 
 // takeSlot takes a running-call slot: at once when one is free (the

@@ -23,6 +23,7 @@
 // own (PX), so replicas with skewed clocks agree on who holds a lease.
 // Errors of an unreachable store wrap ErrUnavailable.
 //
-// The package imports no sibling package; go-redis appears only in
+// The package imports only internal/redisx (which go-redis errors are
+// outages); go-redis appears only in
 // redis.go.
 package lease

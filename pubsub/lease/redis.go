@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // Redis is the Lease shared by all replicas. Each lease is one string key,
@@ -120,18 +122,11 @@ func (r *Redis) Holder(ctx context.Context, name string) (string, error) {
 // the server's setup (WRONGTYPE: another store shares the prefix), not an
 // outage.
 func translate(ctx context.Context, err error) error {
-	var reply redis.Error
 	switch {
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		return err
-	case errors.As(err, &reply) && !unavailableReply(err):
+	case !redisx.IsOutage(err):
 		return fmt.Errorf("lease: %w", err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-func unavailableReply(err error) bool {
-	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
-		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
-		redis.IsOOMError(err)
 }

@@ -9,8 +9,8 @@
 //
 // Store is the contract; Memory is the single-replica implementation and
 // Redis the one shared by all replicas. One contract suite runs on Memory,
-// a standalone Redis and a Redis Cluster. The package imports no sibling
-// package; go-redis appears only in redis.go.
+// a standalone Redis and a Redis Cluster. The package imports only
+// internal/redisx (which go-redis errors are outages); go-redis appears only in redis.go.
 //
 // # Redis layout
 //

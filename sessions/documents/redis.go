@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // Redis is the Store shared by every replica; doc.go describes its keys.
@@ -42,17 +44,10 @@ func translate(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
-	var reply redis.Error
-	if errors.As(err, &reply) && !unavailableReply(err) {
+	if !redisx.IsOutage(err) {
 		return fmt.Errorf("documents: %w", err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-func unavailableReply(err error) bool {
-	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
-		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
-		redis.IsOOMError(err)
 }
 
 // publishScript makes a new version current if the pointer still is what

@@ -83,6 +83,7 @@
 // A script that runs after SCRIPT FLUSH or a restart falls back to EVAL
 // (one round trip more).
 //
-// The package imports no sibling package; go-redis appears only in
+// The package imports only internal/redisx (which go-redis errors are
+// outages); go-redis appears only in
 // redis.go.
 package subscriptions

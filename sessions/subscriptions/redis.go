@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // Redis is the Store shared by every replica. The package comment gives
@@ -54,7 +56,6 @@ func hashTag(s string) string {
 // it is, a reply of a healthy server (a script fault, WRONGTYPE) as a
 // plain error, anything else as an outage.
 func translate(ctx context.Context, err error) error {
-	var reply redis.Error
 	switch {
 	case err == nil:
 		return nil
@@ -62,16 +63,10 @@ func translate(ctx context.Context, err error) error {
 		return ctx.Err()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
-	case errors.As(err, &reply) && !unavailableReply(err):
+	case !redisx.IsOutage(err):
 		return fmt.Errorf("subscriptions: %w", err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-func unavailableReply(err error) bool {
-	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
-		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
-		redis.IsOOMError(err)
 }
 
 // Every script touches the one key it is given, so that on a Cluster each

@@ -1,0 +1,29 @@
+// Package redisx holds what the Redis-backed stores share about go-redis
+// errors: which of them mean Redis cannot serve now (an outage the
+// gateway answers with 503 and recovers from) rather than a fault in the
+// caller's code or the server's setup. It imports go-redis and no project
+// package.
+package redisx
+
+import (
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// IsOutage reports whether err, from a go-redis call, means Redis cannot
+// serve now: no reply at all (a refused dial, a broken connection, a pool
+// or socket timeout, a closed client) or a reply saying the server cannot
+// serve yet (loading, cluster down, try again, master down, read-only
+// replica, too many clients, out of memory). Any other reply (WRONGTYPE, a
+// script error) is a fault, not an outage. The caller handles its own
+// context's errors and redis.Nil first.
+func IsOutage(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return true
+	}
+	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
+		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
+		redis.IsOOMError(err)
+}
