@@ -86,7 +86,7 @@ func (s *Server) views() map[string]view {
 }
 
 // announceListChanges tells each open stream whose principal's view
-// changed from before.
+// changed from before; it returns once they are told.
 func (s *Server) announceListChanges(before map[string]view, version string) {
 	if len(before) == 0 {
 		return
@@ -95,6 +95,9 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 	// A session's streams share its log, and tellSession's lease is this
 	// replica's to renew: tell each session once, not once per stream.
 	told := map[string]bool{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, tellParallel)
 	for _, st := range s.local.all() {
 		key := viewKey(st.principal)
 		old, ok := before[key]
@@ -122,9 +125,17 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 			continue
 		}
 		told[st.sid] = true
-		go s.tellSession(st.sid, version, changed)
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.tellSession(st.sid, version, changed)
+		})
 	}
 }
+
+// tellParallel bounds the sessions told at once (each is a few store
+// round trips).
+const tellParallel = 16
 
 func (st *localStream) send(method string) {
 	select {

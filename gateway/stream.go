@@ -200,6 +200,10 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 	}
 }
 
+// maxListenSubscriptions bounds one listen stream's resourceSubscriptions:
+// each is read once when the stream opens, and renewed while it lasts.
+const maxListenSubscriptions = 100
+
 // listen serves subscriptions/listen (2026-07-28): acknowledge the
 // notifications the gateway honours (resourceSubscriptions of resources the
 // caller may read), then carry them until the client closes the stream or
@@ -227,17 +231,17 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 	honoured := map[string]any{}
 	var watched []string
 	for _, uri := range p.Notifications.ResourceSubscriptions {
-		if len(watched) == s.cfg.MaxSubscriptions || len(uri) > maxSubscribedURI || slices.Contains(watched, uri) {
+		if len(watched) == maxListenSubscriptions || len(uri) > maxSubscribedURI || slices.Contains(watched, uri) {
 			continue
 		}
-		if _, _, err := s.resources.Known(r, uri); err == nil {
+		if s.checkSubscribable(r, uri) == nil {
 			watched = append(watched, uri)
 		}
 	}
 	var listener *watch.Listener
 	var changed <-chan struct{}
 	if len(watched) > 0 {
-		ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout)
+		ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout*time.Duration(1+len(watched)/10))
 		l, err := s.watch.Listen(ctx, watched)
 		cancel()
 		if err != nil {

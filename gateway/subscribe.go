@@ -1,23 +1,19 @@
 package gateway
 
-// Resource subscriptions and reads through the backend: resources/subscribe
-// and resources/unsubscribe (session era), the resources feature's way to
-// the backend (through the tools feature's admission), and the delivery of
-// notifications/resources/updated that gateway/watch decides on.
+// Resource subscriptions: resources/subscribe and resources/unsubscribe
+// (session era), and the delivery of notifications/resources/updated that
+// gateway/watch decides on.
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
-	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/gateway/watch"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
@@ -48,7 +44,7 @@ func (s *Server) subscribe(r *mcp.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := s.resources.Known(r, uri); err != nil {
+	if err := s.checkSubscribable(r, uri); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout)
@@ -60,6 +56,20 @@ func (s *Server) subscribe(r *mcp.Request) (any, error) {
 		return nil, storeError(err)
 	}
 	return struct{}{}, nil
+}
+
+// checkSubscribable answers whether r's caller may subscribe to uri: a
+// resource it may read. One that the backend serves (so polled, with the
+// gateway's credentials) is read once, as the caller: a made-up URI that a
+// template matches is not found, and the caller's scopes, limits and
+// quotas pay for what it asks the gateway to watch.
+func (s *Server) checkSubscribable(r *mcp.Request, uri string) error {
+	watched, _, err := s.resources.Known(r, uri)
+	if err != nil || !watched {
+		return err
+	}
+	_, err = s.resources.Read(r, uri)
+	return err
 }
 
 // unsubscribe is resources/unsubscribe; unsubscribing from what the
@@ -108,60 +118,6 @@ func (s *Server) dropSubscriptions(ctx context.Context, sid string) {
 	}
 }
 
-// fetchResource is the resources feature's GET of a REST-backed resource:
-// admitted as tools/call of its operation is, and recorded as one.
-func (s *Server) fetchResource(r *mcp.Request, name string, args json.RawMessage, cond call.Conditional) (*call.Fetched, error) {
-	var got *call.Fetched
-	err := s.tools.Run(r, name, func(op tools.Operation) error {
-		if r != nil {
-			r.Backend = op.Tool.Name
-		}
-		f, ferr := op.Caller.Fetch(op.Ctx, op.Tool, args, cond)
-		if r != nil {
-			switch {
-			case f != nil:
-				r.BackendStatus = f.Status
-			case ferr != nil:
-				r.BackendStatus = ferr.Status
-			}
-		}
-		if ferr != nil {
-			return ferr
-		}
-		got = f
-		return nil
-	})
-	return got, err
-}
-
-// callTool runs a tool for an operation-backed resource, admitted as
-// tools/call is, and recorded as one.
-func (s *Server) callTool(r *mcp.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return s.runTool(r, name, func(*toolgen.Tool) (json.RawMessage, error) { return args, nil })
-}
-
-// runTool runs the tool name with the arguments args makes for it.
-func (s *Server) runTool(r *mcp.Request, name string, args func(*toolgen.Tool) (json.RawMessage, error)) (*mcp.CallToolResult, error) {
-	var res *mcp.CallToolResult
-	err := s.tools.Run(r, name, func(op tools.Operation) error {
-		in, err := args(op.Tool)
-		if err != nil {
-			return err
-		}
-		if r != nil {
-			r.Backend = op.Tool.Name
-		}
-		p := op.Caller.CallPooled(op.Ctx, op.Tool, in, nil)
-		if r != nil {
-			r.BackendStatus = p.BackendStatus()
-		}
-		res = p.Copy()
-		p.Release()
-		return nil
-	})
-	return res, err
-}
-
 // pollResource is gateway/watch's poll: the resource read as nobody.
 func (s *Server) pollResource(uri string, cond call.Conditional) (watch.Snapshot, error) {
 	snap, err := s.resources.Poll(uri, cond)
@@ -176,17 +132,3 @@ func (s *Server) watched(uri string) (bool, time.Duration) {
 	return s.resources.Watched(uri)
 }
 
-// callToolText is callTool with text arguments (a prompt's), each sent as
-// the type the tool's parameter takes; arguments the tool does not take
-// are left out (completion passes every argument chosen so far).
-func (s *Server) callToolText(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error) {
-	return s.runTool(r, name, func(tool *toolgen.Tool) (json.RawMessage, error) {
-		in := make(map[string]json.RawMessage, len(args))
-		for k, v := range args {
-			if tool.TakesArg(k) {
-				in[k] = tool.ArgFromText(k, v)
-			}
-		}
-		return json.Marshal(in)
-	})
-}

@@ -252,9 +252,9 @@ func TestSubscribedResourceChangeNotifiesOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{stockURI}, of)
 
-	// The first poll records what the resource is; only a change after it
+	// Subscribing read it once; the first poll records what it is: only a change after it
 	// is news.
-	require.Eventually(t, func() bool { return backend.stockGETs() >= 1 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return backend.stockGETs() >= 2 }, 10*time.Second, 20*time.Millisecond,
 		"the subscribed resource is polled")
 	backend.setLevel(2)
 
@@ -425,7 +425,7 @@ func TestListenStreamResourceSubscriptions(t *testing.T) {
 	require.Equal(t, map[string]any{"resourceSubscriptions": []any{stockURI}}, ack["notifications"],
 		"only the URIs the gateway knows, once each")
 
-	require.Eventually(t, func() bool { return backend.stockGETs() >= 1 }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return backend.stockGETs() >= 2 }, 10*time.Second, 20*time.Millisecond,
 		"the listened-to resource is polled")
 	backend.setLevel(3)
 	m := stream.nextMessage(t)
@@ -445,7 +445,7 @@ func TestUpdateForAGoneSessionDropsItsSubscriptions(t *testing.T) {
 	sid := g.initialize(t, v)
 	r := g.sessionCall(t, sid, v, rpc(t, 2, "resources/subscribe", uriParams(stockURI)))
 	require.Equal(t, map[string]any{}, r.result(t), "%s", r.body)
-	require.Eventually(t, func() bool { return backend.stockGETs() >= 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return backend.stockGETs() >= 2 }, 10*time.Second, 20*time.Millisecond)
 
 	require.NoError(t, g.srv.store.Delete(context.Background(), sid)) // as expiry does: the subscriptions stay
 	of, err := subs.Of(context.Background(), watch.SessionSubscriber(sid))

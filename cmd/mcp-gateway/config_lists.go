@@ -12,6 +12,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -160,26 +161,42 @@ func checkOperations(c *config, hasTool func(string) bool) (map[string]time.Dura
 }
 
 // checkContentOperations checks that the tools the declared resources and
-// prompts call exist: hasTool knows tools and resource operations.
-func checkContentOperations(c *config, hasTool func(string) bool) error {
-	bad := func(at, name string) error {
-		return &configError{key: at, source: c.fileName(),
-			reason: fmt.Sprintf("no tool named %q in the document (after include/exclude); `mcp-gateway tools` lists them", name)}
+// prompts call exist: method knows tools and resource operations (their
+// HTTP method). A resource is read and polled, and completion asks on
+// every keystroke: those must be GETs, never an operation that acts.
+func checkContentOperations(c *config, method func(string) (string, bool)) error {
+	check := func(at, name string, getOnly bool) error {
+		m, ok := method(name)
+		switch {
+		case !ok:
+			return &configError{key: at, source: c.fileName(),
+				reason: fmt.Sprintf("no tool named %q in the document (after include/exclude); `mcp-gateway tools` lists them", name)}
+		case getOnly && m != http.MethodGet:
+			return &configError{key: at, source: c.fileName(),
+				reason: fmt.Sprintf("%q is a %s operation: only a GET may be read as a resource or asked for completions", name, m)}
+		}
+		return nil
 	}
 	for i, r := range c.Resources {
-		if r.Operation != "" && !hasTool(r.Operation) {
-			return bad(fmt.Sprintf("resources[%d].operation", i), r.Operation)
+		if r.Operation != "" {
+			if err := check(fmt.Sprintf("resources[%d].operation", i), r.Operation, true); err != nil {
+				return err
+			}
 		}
 	}
 	for i, p := range c.Prompts {
 		for j, a := range p.Arguments {
-			if a.ValuesFrom != nil && !hasTool(a.ValuesFrom.Operation) {
-				return bad(fmt.Sprintf("prompts[%d].arguments[%d].values.operation", i, j), a.ValuesFrom.Operation)
+			if a.ValuesFrom != nil {
+				if err := check(fmt.Sprintf("prompts[%d].arguments[%d].values.operation", i, j), a.ValuesFrom.Operation, true); err != nil {
+					return err
+				}
 			}
 		}
 		for j, m := range p.Messages {
-			if m.Operation != nil && !hasTool(m.Operation.Name) {
-				return bad(fmt.Sprintf("prompts[%d].messages[%d].operation.name", i, j), m.Operation.Name)
+			if m.Operation != nil {
+				if err := check(fmt.Sprintf("prompts[%d].messages[%d].operation.name", i, j), m.Operation.Name, false); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -174,6 +174,9 @@ func TestConfigContentOperationsMustExist(t *testing.T) {
 		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: listNoots, field: id}}], messages: [{role: user, text: hi}]}\n",
 			`prompts[0].arguments[0].values.operation (%s): no tool named "listNoots"`},
 		{"prompts:\n  - {name: p, messages: [{role: user, operation: {name: getNoot}}]}\n", `prompts[0].messages[0].operation.name (%s): no tool named "getNoot"`},
+		{"resources:\n  - {uri: 'a://b', name: b, operation: deleteNote}\n", `resources[0].operation (%s): "deleteNote" is a DELETE operation: only a GET`},
+		{"prompts:\n  - {name: p, arguments: [{name: a, values: {operation: createNote, field: id}}], messages: [{role: user, text: hi}]}\n",
+			`prompts[0].arguments[0].values.operation (%s): "createNote" is a POST operation`},
 	} {
 		file := writeFile(t, "demo: true\nlisten: 127.0.0.1:0\n"+tc.yaml)
 		var out, errOut bytes.Buffer

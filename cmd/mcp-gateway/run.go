@@ -373,10 +373,16 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, err
 	}
-	if err := checkContentOperations(cfg, func(name string) bool {
-		_, tool := set.Lookup(name)
-		_, res := set.Resource(name)
-		return tool || res
+	if err := checkContentOperations(cfg, func(name string) (string, bool) {
+		if t, ok := set.Lookup(name); ok {
+			m, _ := t.Route()
+			return m, true
+		}
+		if op, ok := set.Resource(name); ok {
+			m, _ := op.Tool.Route()
+			return m, true
+		}
+		return "", false
 	}); err != nil {
 		return nil, err
 	}

@@ -382,9 +382,13 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	}
 	end := min(start+f.pageSize, len(all))
 	res := &listResult{Prompts: all[start:end:end], ResultMeta: r.StampResult(true)}
-	if len(all) < len(f.listed) && res.CacheScope != "" {
-		// What this caller sees depends on its scopes.
-		res.CacheScope = "private"
+	if res.CacheScope != "" && f.permits != nil {
+		// When what a caller sees depends on its scopes (an anonymous
+		// caller would see less), no cache may share the list.
+		nobody := &mcp.Request{Ctx: r.Ctx, Era: r.Era, Version: r.Version, Stamp: r.Stamp}
+		if len(f.visible(nobody)) < len(f.listed) {
+			res.CacheScope = "private"
+		}
 	}
 	if res.Prompts == nil {
 		res.Prompts = []listedPrompt{}

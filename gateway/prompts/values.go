@@ -16,12 +16,14 @@ import (
 )
 
 // Completion candidates from a tool: cached per caller, tool and
-// arguments for valuesTTL, at most maxCached entries (the oldest go
-// first), and at most maxValues values per entry.
+// arguments for valuesTTL, at most maxCached entries (when full, the
+// expired go, then arbitrary ones), and at most maxValues values per entry;
+// a key over maxKey bytes (huge chosen arguments) is not cached.
 const (
 	valuesTTL = 30 * time.Second
 	maxCached = 1000
 	maxValues = 10000
+	maxKey    = 4 << 10
 )
 
 type valuesCache struct {
@@ -62,6 +64,9 @@ func (f *Feature) valuesFrom(r *mcp.Request, src *ValuesFrom, chosen map[string]
 		raw = json.RawMessage(res.Content[0].Text)
 	}
 	values := fieldValues(raw, src.Field)
+	if len(key) > maxKey {
+		return values, nil
+	}
 
 	f.values.mu.Lock()
 	defer f.values.mu.Unlock()

@@ -107,12 +107,13 @@ type Watcher struct {
 	deps Deps
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	pollers   map[string]*poller // URIs this replica polls
-	polling   sync.WaitGroup     // the pollers' goroutines, stopped ones included
-	pending   map[string]bool    // URIs whose delivery this replica claimed
-	listeners map[string]map[*Listener]struct{}
-	nextID    atomic.Uint64
+	mu         sync.Mutex
+	pollers    map[string]*poller // URIs this replica polls
+	polling    sync.WaitGroup     // the pollers' goroutines, stopped ones included
+	delivering sync.WaitGroup     // the coalescing windows not yet delivered
+	pending    map[string]bool    // URIs whose delivery this replica claimed
+	listeners  map[string]map[*Listener]struct{}
+	nextID     atomic.Uint64
 
 	logLimit lograte.Limiter
 	polls    *prometheus.CounterVec
@@ -211,26 +212,65 @@ func (w *Watcher) claim(ctx context.Context) {
 		}
 		return // keep polling what is held: the leases lapse if this lasts
 	}
-	want := make(map[string]bool, len(uris))
+	// Renewals first (a URI this replica polls), then the others, several
+	// at a time: one slow round trip must not make the held leases lapse.
+	w.mu.Lock()
+	slices.SortStableFunc(uris, func(a, b string) int {
+		_, pa := w.pollers[a]
+		_, pb := w.pollers[b]
+		switch {
+		case pa && !pb:
+			return -1
+		case pb && !pa:
+			return 1
+		}
+		return 0
+	})
+	w.mu.Unlock()
+	var (
+		wantMu sync.Mutex
+		want   = make(map[string]bool, len(uris))
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, claimParallel)
+	)
 	for _, uri := range uris {
 		watched, interval := w.deps.Watched(uri)
 		if !watched {
 			continue
 		}
-		sctx, cancel := w.store(ctx)
-		held, err := w.deps.Lease.Acquire(sctx, pollLease(uri), w.cfg.Replica, w.cfg.LeaseTTL)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				w.warn("taking a poll lease failed", "err", err)
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			sctx, cancel := w.store(ctx)
+			held, err := w.deps.Lease.Acquire(sctx, pollLease(uri), w.cfg.Replica, w.cfg.LeaseTTL)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					w.warn("taking a poll lease failed", "err", err)
+				}
+				// Keep polling what is surely still held (a blip), not
+				// past half the lease: by its end another replica may.
+				w.mu.Lock()
+				p, ok := w.pollers[uri]
+				held = ok && time.Since(p.renewed) < w.cfg.LeaseTTL/2
+				w.mu.Unlock()
+				if !held {
+					return
+				}
+				wantMu.Lock()
+				want[uri] = true
+				wantMu.Unlock()
+				return
 			}
-			continue
-		}
-		if held {
-			want[uri] = true
-			w.startPoller(ctx, uri, interval)
-		}
+			if held {
+				wantMu.Lock()
+				want[uri] = true
+				wantMu.Unlock()
+				w.startPoller(ctx, uri, interval)
+			}
+		})
 	}
+	wg.Wait()
 	w.mu.Lock()
 	var stop []*poller
 	for uri, p := range w.pollers {
@@ -248,6 +288,9 @@ func (w *Watcher) claim(ctx context.Context) {
 	}
 }
 
+// claimParallel bounds the lease calls of one claim in flight.
+const claimParallel = 16
+
 func pollLease(uri string) string   { return "poll:" + uri }
 func notifyLease(uri string) string { return "notify:" + uri }
 
@@ -259,7 +302,8 @@ func (w *Watcher) stopAll() {
 	for _, p := range ps {
 		p.cancel()
 	}
-	w.polling.Wait() // each gives its lease up as it ends
+	w.polling.Wait()    // each gives its lease up as it ends
+	w.delivering.Wait() // windows still open deliver (within Coalesce)
 }
 
 // Polling reports the URIs this replica polls now (tests, debugging).
@@ -277,6 +321,8 @@ func (w *Watcher) Polling() []string {
 type poller struct {
 	uri    string
 	cancel context.CancelFunc
+	// renewed is when its lease was last taken or renewed (under w.mu).
+	renewed time.Time
 }
 
 // release gives an ended poller's lease up, unless a newer poller of its
@@ -296,14 +342,15 @@ func (w *Watcher) release(p *poller) {
 func (w *Watcher) startPoller(ctx context.Context, uri string, interval time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.pollers[uri]; ok {
+	if p, ok := w.pollers[uri]; ok {
+		p.renewed = time.Now()
 		return
 	}
 	if interval <= 0 {
 		interval = w.cfg.PollInterval
 	}
 	pctx, cancel := context.WithCancel(ctx)
-	p := &poller{uri: uri, cancel: cancel}
+	p := &poller{uri: uri, cancel: cancel, renewed: time.Now()}
 	w.pollers[uri] = p
 	w.polling.Go(func() {
 		defer w.release(p)
@@ -446,7 +493,11 @@ func (w *Watcher) Changed(ctx context.Context, uri string, reset bool) {
 			return
 		}
 	}
-	time.AfterFunc(w.cfg.Coalesce, func() { w.deliver(ctx, uri) })
+	w.delivering.Add(1)
+	time.AfterFunc(w.cfg.Coalesce, func() {
+		defer w.delivering.Done()
+		w.deliver(ctx, uri)
+	})
 }
 
 // deliver ends uri's window: it gives the claim up (a change from now on
@@ -594,16 +645,25 @@ func (w *Watcher) refreshListeners(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for l := range seen {
-		// Add, not Refresh: after a store outage longer than the TTL the
-		// subscriptions lapsed, and Add puts them back.
+		sctx, cancel := w.store(ctx)
+		err := w.deps.Subs.Refresh(sctx, l.name, w.listenTTL())
+		var have []string
+		if err == nil {
+			// After a store outage longer than the TTL the subscriptions
+			// lapsed (Refresh keeps only the live): put those back.
+			have, err = w.deps.Subs.Of(sctx, l.name)
+		}
+		cancel()
 		for _, uri := range l.uris {
-			sctx, cancel := w.store(ctx)
-			err := w.deps.Subs.Add(sctx, l.name, uri, w.listenTTL())
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				w.warn("refreshing a listen stream's subscriptions failed", "err", err)
-				break
+			if err != nil || slices.Contains(have, uri) {
+				continue
 			}
+			sctx, cancel := w.store(ctx)
+			err = w.deps.Subs.Add(sctx, l.name, uri, w.listenTTL())
+			cancel()
+		}
+		if err != nil && ctx.Err() == nil {
+			w.warn("refreshing a listen stream's subscriptions failed", "err", err)
 		}
 	}
 }
