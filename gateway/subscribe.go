@@ -68,8 +68,16 @@ func (s *Server) checkSubscribable(r *mcp.Request, uri string) error {
 	if err != nil || !watched {
 		return err
 	}
-	_, err = s.resources.Read(r, uri)
-	return err
+	snap, err := s.resources.Snapshot(r, uri)
+	if err != nil {
+		return err
+	}
+	// What it read is the first poll's baseline, so a change between now
+	// and that poll is news too.
+	ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	s.watch.Seed(ctx, uri, watch.Snapshot{ETag: snap.ETag, LastModified: snap.LastModified, Hash: snap.Hash})
+	return nil
 }
 
 // unsubscribe is resources/unsubscribe; unsubscribing from what the

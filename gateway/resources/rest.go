@@ -191,7 +191,17 @@ type Snapshot struct {
 // Poll reads uri as the gateway's own change poll (nobody's scopes or
 // limits), conditionally when cond has validators.
 func (f *Feature) Poll(uri string, cond call.Conditional) (Snapshot, error) {
-	rd := &reading{era: mcp.EraSession, cond: cond}
+	return f.observe(&reading{era: mcp.EraSession, cond: cond}, uri)
+}
+
+// Snapshot reads uri as r's caller would (its scopes, limits and quotas)
+// and returns what change polling compares: a subscription starts from
+// what it read. A URI the backend does not have is the era's not found.
+func (f *Feature) Snapshot(r *mcp.Request, uri string) (Snapshot, error) {
+	return f.observe(&reading{r: r, era: r.Era}, uri)
+}
+
+func (f *Feature) observe(rd *reading, uri string) (Snapshot, error) {
 	b, err := f.lookup(rd, uri)
 	switch {
 	case errors.Is(err, errGone):
@@ -199,7 +209,7 @@ func (f *Feature) Poll(uri string, cond call.Conditional) (Snapshot, error) {
 	case err != nil:
 		return Snapshot{}, err
 	case b.notModified:
-		return Snapshot{NotModified: true, ETag: cmp.Or(b.etag, cond.ETag), LastModified: cmp.Or(b.lastModified, cond.LastModified)}, nil
+		return Snapshot{NotModified: true, ETag: cmp.Or(b.etag, rd.cond.ETag), LastModified: cmp.Or(b.lastModified, rd.cond.LastModified)}, nil
 	}
 	h := sha256.New()
 	h.Write([]byte(b.mimeType))

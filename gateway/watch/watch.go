@@ -454,6 +454,24 @@ func (w *Watcher) pollOnce(ctx context.Context, uri string, interval time.Durati
 	}
 }
 
+// Seed records snap as uri's poll state when it has none (a subscriber
+// just read it): the first poll then reports a change since, instead of
+// only recording. A store failure is logged; the first poll records.
+func (w *Watcher) Seed(ctx context.Context, uri string, snap Snapshot) {
+	watched, interval := w.deps.Watched(uri)
+	if !watched {
+		return
+	}
+	raw, err := w.deps.Subs.State(ctx, uri)
+	if err != nil || raw != nil {
+		return
+	}
+	enc, _ := json.Marshal(state{ETag: snap.ETag, LastModified: snap.LastModified, Hash: snap.Hash, At: time.Now().Unix()})
+	if err := w.deps.Subs.SetState(ctx, uri, enc, stateTTL(max(interval, w.cfg.PollInterval))); err != nil {
+		w.warn("storing a resource's poll state failed", "err", err)
+	}
+}
+
 // Changed reports that uri changed: its subscribers hear of it once per
 // Coalesce window, from whichever replica claimed the window. reset (a
 // change event from the backend) makes the next poll record the URI's new
