@@ -139,4 +139,3 @@ func (s *Server) pollResource(uri string, cond call.Conditional) (watch.Snapshot
 func (s *Server) watched(uri string) (bool, time.Duration) {
 	return s.resources.Watched(uri)
 }
-
