@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
@@ -81,4 +82,13 @@ func (s *Server) callToolText(r *mcp.Request, name string, args map[string]strin
 		}
 		return json.Marshal(in)
 	})
+}
+
+// permits is whether r's caller may use the operation name, or, for
+// resources.AllOperations, every one.
+func (s *Server) permits(r *mcp.Request, name string) bool {
+	if name == resources.AllOperations {
+		return s.tools.PermitsAll(r)
+	}
+	return s.tools.Permits(r, name)
 }

@@ -437,7 +437,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics})
 	s.tools.Register(router{s})
 	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources},
-		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.tools.Permits}); err != nil {
+		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.permits}); err != nil {
 		return nil, err
 	}
 	s.resources.Register(router{s})

@@ -20,9 +20,9 @@ type Deps struct {
 	// the answer as is. Nil means there are no prompts.
 	PromptValues func(r *mcp.Request, prompt, arg string, chosen map[string]string) (values []string, ok bool, err error)
 	// ResourceValues are the completion candidates of a resource
-	// template's variable; ok is false for an unknown template or
+	// template's variable for r's caller; ok is false for an unknown template or
 	// variable. Nil means there are no resource templates.
-	ResourceValues func(uriTemplate, variable string) (values []string, ok bool)
+	ResourceValues func(r *mcp.Request, uriTemplate, variable string) (values []string, ok bool)
 }
 
 // Feature serves completion/complete.
@@ -104,7 +104,7 @@ func (f *Feature) complete(r *mcp.Request) (any, error) {
 		}
 		ok := false
 		if f.deps.ResourceValues != nil {
-			values, ok = f.deps.ResourceValues(*p.Ref.URI, arg)
+			values, ok = f.deps.ResourceValues(r, *p.Ref.URI, arg)
 		}
 		if !ok {
 			return nil, mcp.InvalidParams("Invalid params for completion/complete: no resource template %q with variable %q", *p.Ref.URI, arg)

@@ -22,6 +22,12 @@ func source(m map[string]map[string][]string) func(owner, arg string) ([]string,
 	}
 }
 
+// resourceSource is source in ResourceValues' shape.
+func resourceSource(m map[string]map[string][]string) func(*mcp.Request, string, string) ([]string, bool) {
+	src := source(m)
+	return func(_ *mcp.Request, owner, arg string) ([]string, bool) { return src(owner, arg) }
+}
+
 // promptSource is source in PromptValues' shape.
 func promptSource(m map[string]map[string][]string) func(*mcp.Request, string, string, map[string]string) ([]string, bool, error) {
 	src := source(m)
@@ -55,7 +61,7 @@ func TestComplete(t *testing.T) {
 			"big":                        {"n": many},
 			"test_prompt_with_arguments": {"arg1": nil, "arg2": nil},
 		}),
-		ResourceValues: source(map[string]map[string][]string{
+		ResourceValues: resourceSource(map[string]map[string][]string{
 			"users://{id}/profile": {"id": {"alice", "albert", "bob"}},
 		}),
 	})
@@ -125,7 +131,7 @@ func TestPrefixFold(t *testing.T) {
 func TestCompleteErrors(t *testing.T) {
 	full := table(Deps{
 		PromptValues:   promptSource(map[string]map[string][]string{"p": {"a": {"x"}}}),
-		ResourceValues: source(map[string]map[string][]string{"t://{v}": {"v": {"x"}}}),
+		ResourceValues: resourceSource(map[string]map[string][]string{"t://{v}": {"v": {"x"}}}),
 	})
 	empty := table(Deps{}) // no prompts, no templates
 	cases := []struct {

@@ -9,6 +9,11 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 )
 
+// AllOperations is the name Deps.Permits is asked for the built-ins that
+// show the whole document (gateway://openapi, gateway://schema/{name}):
+// only a caller that may use every operation sees them.
+const AllOperations = "\x00all operations"
+
 // The built-ins, on the scheme no declared resource may use.
 const (
 	aboutURI       = "gateway://about"
@@ -52,8 +57,13 @@ func builtins(s *state) {
 	if doc == nil || doc.T == nil {
 		return
 	}
-	s.resources = append(s.resources, openapiResource)
+	// The whole document describes every operation: it is for callers
+	// that may use them all.
+	r := openapiResource
+	r.tool = AllOperations
+	s.resources = append(s.resources, r)
 	s.lazy[openapiURI] = s.openapiBody
+	s.lazyTool[openapiURI] = AllOperations
 
 	var names []string
 	if doc.T.Components != nil {
@@ -64,6 +74,7 @@ func builtins(s *state) {
 	}
 	t := *schemaMatcher
 	t.values = map[string][]string{"name": names}
+	t.tool, t.info.tool = AllOperations, AllOperations
 	s.templates = append(s.templates, &t)
 }
 

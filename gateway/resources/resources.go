@@ -97,8 +97,10 @@ type state struct {
 	templatesTag string
 	// dynamic are the fixed resources read from the backend, by URI.
 	dynamic map[string]*source
-	// lazy are the built-ins made on first read, by URI.
-	lazy map[string]func() *body
+	// lazy are the built-ins made on first read, by URI; lazyTool what
+	// Deps.Permits is asked for one (none: anyone reads it).
+	lazy     map[string]func() *body
+	lazyTool map[string]string
 	// openapi is gateway://openapi once made; docHash the hash of its
 	// text (empty without a document).
 	openapiOnce sync.Once
@@ -163,7 +165,7 @@ func (f *Feature) SetCatalog(c Catalog) {
 // build makes the generation serving cat (nil: declared resources only).
 func (f *Feature) build(cat *Catalog) *state {
 	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), lazy: map[string]func() *body{},
-		dynamic: map[string]*source{}}
+		lazyTool: map[string]string{}, dynamic: map[string]*source{}}
 	if cat != nil {
 		builtins(s)
 	}
@@ -430,6 +432,9 @@ func (s *state) find(rd *reading, uri string) (*source, map[string]string, *body
 		return nil, nil, b, nil
 	}
 	if mk, lazy := s.lazy[uri]; lazy {
+		if tool := s.lazyTool[uri]; tool != "" && rd.r != nil && rd.f.deps.Permits != nil && !rd.f.deps.Permits(rd.r, tool) {
+			return nil, nil, nil, notFound(rd.era, uri)
+		}
 		return nil, nil, mk(), nil
 	}
 	if src, ok := s.dynamic[uri]; ok {
@@ -454,14 +459,19 @@ func notFound(era mcp.Era, uri string) *mcp.Error {
 	return mcp.NewError(code, "Resource not found: %s", uri).WithData(map[string]string{"uri": mcp.Truncate(uri)})
 }
 
-// VariableValues are the completion candidates of a template's variable:
-// Values for declared templates; for gateway://schema/{name} (once
+// VariableValues are the completion candidates of a template's variable
+// for r's caller: Values for declared templates; for a REST-backed one, the
+// path parameter's enum and examples; for gateway://schema/{name} (once
 // SetCatalog gave a document), the component schema names, sorted. ok is
-// false for an unknown template or variable.
-func (f *Feature) VariableValues(uriTemplate, variable string) (values []string, ok bool) {
+// false for an unknown template or variable, and for a template r's caller
+// may not read.
+func (f *Feature) VariableValues(r *mcp.Request, uriTemplate, variable string) (values []string, ok bool) {
 	s := f.current.Load()
 	for _, t := range s.templates {
 		if t.info.URITemplate == uriTemplate {
+			if t.tool != "" && f.deps.Permits != nil && !f.deps.Permits(r, t.tool) {
+				return nil, false
+			}
 			return t.variableValues(variable)
 		}
 	}

@@ -251,7 +251,7 @@ func TestEmptyListsBeforeCatalog(t *testing.T) {
 	}
 	_, err := f.Read(mcptest.Request(mcp.EraSession, `{}`), aboutURI)
 	requireNotFound(t, err, mcp.EraSession, aboutURI)
-	_, ok := f.VariableValues(schemaTemplate, "name")
+	_, ok := f.VariableValues(mcptest.Request(mcp.EraSession, ""), schemaTemplate, "name")
 	require.False(t, ok, "no document, no schema template")
 }
 
@@ -419,11 +419,11 @@ func TestBuiltins(t *testing.T) {
 		}
 	}
 
-	values, ok := f.VariableValues(schemaTemplate, "name")
+	values, ok := f.VariableValues(mcptest.Request(mcp.EraSession, ""), schemaTemplate, "name")
 	require.True(t, ok)
 	require.Equal(t, []string{"Owner", "Pet"}, values)
 	values[0] = "changed"
-	values, _ = f.VariableValues(schemaTemplate, "name")
+	values, _ = f.VariableValues(mcptest.Request(mcp.EraSession, ""), schemaTemplate, "name")
 	require.Equal(t, []string{"Owner", "Pet"}, values, "callers get a copy")
 
 	// A reload: the built-ins describe the new document.
@@ -440,17 +440,17 @@ func TestBuiltins(t *testing.T) {
 func TestVariableValues(t *testing.T) {
 	f, _ := newFeature(t, Config{Declared: append([]Declared{
 		{URITemplate: "test://files/{+path}", Text: text("x")}}, conformance...)})
-	values, ok := f.VariableValues("test://template/{id}/data", "id")
+	values, ok := f.VariableValues(mcptest.Request(mcp.EraSession, ""), "test://template/{id}/data", "id")
 	require.True(t, ok)
 	require.Equal(t, []string{"123", "456"}, values)
-	values, ok = f.VariableValues("test://files/{+path}", "path")
+	values, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "test://files/{+path}", "path")
 	require.True(t, ok, "a variable without candidates")
 	require.Empty(t, values)
-	_, ok = f.VariableValues("test://template/{id}/data", "nope")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "test://template/{id}/data", "nope")
 	require.False(t, ok)
-	_, ok = f.VariableValues("test://template/{other}/data", "other")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "test://template/{other}/data", "other")
 	require.False(t, ok)
-	_, ok = f.VariableValues("test://static-text", "")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "test://static-text", "")
 	require.False(t, ok, "a fixed resource is no template")
 }
 
@@ -542,4 +542,53 @@ func FuzzMatchAgreesWithLibrary(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The built-ins that show the whole document are for callers that may use
+// every operation: to others they are neither listed nor read.
+func TestWholeDocumentNeedsEveryOperation(t *testing.T) {
+	allowed := false
+	f, err := New(Config{}, Deps{Permits: func(_ *mcp.Request, name string) bool {
+		return name != AllOperations || allowed
+	}})
+	require.NoError(t, err)
+	tab := mcptest.Table{}
+	f.Register(tab)
+	f.SetCatalog(petCatalog(t))
+
+	listed := func() (uris, templates []string) {
+		out, err := callMethod(t, tab, mcp.EraSession, "resources/list", "")
+		require.NoError(t, err)
+		var l struct{ Resources []struct{ URI string } }
+		require.NoError(t, json.Unmarshal([]byte(out), &l))
+		for _, r := range l.Resources {
+			uris = append(uris, r.URI)
+		}
+		out, err = callMethod(t, tab, mcp.EraSession, "resources/templates/list", "")
+		require.NoError(t, err)
+		var tl struct {
+			ResourceTemplates []struct{ URITemplate string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &tl))
+		for _, r := range tl.ResourceTemplates {
+			templates = append(templates, r.URITemplate)
+		}
+		return uris, templates
+	}
+	uris, templates := listed()
+	require.Equal(t, []string{aboutURI}, uris)
+	require.Empty(t, templates)
+	for _, uri := range []string{openapiURI, "gateway://schema/Pet"} {
+		_, err := callMethod(t, tab, mcp.EraSession, "resources/read", `{"uri":"`+uri+`"}`)
+		requireNotFound(t, err, mcp.EraSession, uri)
+		_, _, err = f.Known(mcptest.Request(mcp.EraSession, ""), uri)
+		require.Error(t, err, uri)
+	}
+
+	allowed = true
+	uris, templates = listed()
+	require.Equal(t, []string{aboutURI, openapiURI}, uris)
+	require.Equal(t, []string{schemaTemplate}, templates)
+	_, err = callMethod(t, tab, mcp.EraSession, "resources/read", `{"uri":"gateway://schema/Pet"}`)
+	require.NoError(t, err)
 }

@@ -565,15 +565,19 @@ func TestURIsForPath(t *testing.T) {
 
 func TestRESTVariableValues(t *testing.T) {
 	f, _, _ := shop(t)
-	values, ok := f.VariableValues("rest://api/items/{id}", "id")
+	values, ok := f.VariableValues(mcptest.Request(mcp.EraSession, ""), "rest://api/items/{id}", "id")
 	require.True(t, ok)
 	require.Equal(t, []string{"7", "8", "9"}, values, "the parameter's enum")
-	values, ok = f.VariableValues("rest://api/secrets/{name}", "name")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "rest://api/secrets/{name}", "name")
+	require.False(t, ok, "a template the caller may not read has no candidates for it")
+	admin := mcptest.Request(mcp.EraSession, "")
+	admin.Principal = &mcp.Principal{Subject: "admin"}
+	values, ok = f.VariableValues(admin, "rest://api/secrets/{name}", "name")
 	require.True(t, ok)
 	require.Empty(t, values)
-	_, ok = f.VariableValues("rest://api/items/{id}", "name")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "rest://api/items/{id}", "name")
 	require.False(t, ok)
-	_, ok = f.VariableValues("rest://api/status", "")
+	_, ok = f.VariableValues(mcptest.Request(mcp.EraSession, ""), "rest://api/status", "")
 	require.False(t, ok, "a fixed resource is no template")
 }
 
@@ -613,7 +617,7 @@ func TestDeclaredOperation(t *testing.T) {
 	require.Equal(t, map[string]any{"uriTemplate": "ops://items/{id}", "name": "ops://items/{id}", "mimeType": "application/vnd.item+json"},
 		tmpls["ops://items/{id}"])
 	require.NotContains(t, tmpls, "ops://secrets/{name}", "backed by an operation the caller may not use")
-	values, ok := f.VariableValues("ops://items/{id}", "id")
+	values, ok := f.VariableValues(mcptest.Request(mcp.EraSession, ""), "ops://items/{id}", "id")
 	require.True(t, ok)
 	require.Equal(t, []string{"7"}, values)
 

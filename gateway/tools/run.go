@@ -137,3 +137,21 @@ func (f *Feature) Fingerprint(p *mcp.Principal) string {
 	}
 	return strconv.FormatUint(h.Sum64(), 36)
 }
+
+// PermitsAll reports whether r's caller may use every tool and resource
+// operation (what the built-ins showing the whole document need).
+func (f *Feature) PermitsAll(r *mcp.Request) bool {
+	c := f.current.Load()
+	if c == nil || c.Tools == nil {
+		return false
+	}
+	if !c.authorize {
+		return true
+	}
+	for _, tp := range c.policy {
+		if !granted(r.Principal, tp.scopes) {
+			return false
+		}
+	}
+	return true
+}
