@@ -425,7 +425,9 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 	}
 	s.cache.touched(sess.ID, now)
 	s.refreshSessionCount(ctx, sess.Client, sess.ID)
-	s.refreshSubscriptions(ctx, sess.ID)
+	// Off the request's path: most sessions have no subscription, and a
+	// lapsed one costs nothing a second later.
+	s.inBackground("subs:"+sess.ID, func(ctx context.Context) { s.refreshSubscriptions(ctx, sess.ID) })
 	return true
 }
 
