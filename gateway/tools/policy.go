@@ -301,15 +301,22 @@ func (d *denial) reason() string {
 // retrySeconds is a wait in whole seconds, at least 1.
 func retrySeconds(s float64) int { return max(1, int(math.Ceil(s))) }
 
-func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {
-	secs := retrySeconds(d.retryAfter.Seconds())
-	info := map[string]any{"kind": d.kind, "retryAfterSeconds": secs}
+// info is what a denial tells the client: its kind, when to retry, and
+// the scope or quota that refused.
+func (d *denial) info() (info map[string]any, secs int) {
+	secs = retrySeconds(d.retryAfter.Seconds())
+	info = map[string]any{"kind": d.kind, "retryAfterSeconds": secs}
 	if d.scope != "" {
 		info["scope"] = d.scope
 	}
 	if d.quota != "" {
 		info["quota"] = d.quota
 	}
+	return info, secs
+}
+
+func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {
+	info, secs := d.info()
 	res := mcp.ErrorResult(d.message)
 	res.StructuredContent, _ = mcp.Marshal(info)
 	res.ResultMeta = retryAfter(r, secs)

@@ -103,14 +103,7 @@ func (c *catalog) lookup(name string) (*toolgen.Tool, bool) {
 // err is the denial as a JSON-RPC error, for the features that answer
 // with one.
 func (d *denial) err() *mcp.Error {
-	secs := retrySeconds(d.retryAfter.Seconds())
-	data := map[string]any{"kind": d.kind, "retryAfterSeconds": secs}
-	if d.scope != "" {
-		data["scope"] = d.scope
-	}
-	if d.quota != "" {
-		data["quota"] = d.quota
-	}
+	data, secs := d.info()
 	status := http.StatusTooManyRequests
 	if d.kind == "policy_denied" {
 		status = http.StatusForbidden
