@@ -454,7 +454,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 	}
 	s.watch = watch.New(watch.Config{Replica: cfg.Replica, PollInterval: cfg.SubscriptionPollInterval, LeaseTTL: cfg.SubscriptionLeaseTTL, StoreTimeout: cfg.StoreTimeout},
-		watch.Deps{Subs: subs, Lease: lse, Bus: s.bus, Poll: s.pollResource, Watched: s.watched, Deliver: s.deliverUpdate,
+		watch.Deps{Subs: subs, Lease: lse, Bus: s.bus, Poll: s.pollResource, Watched: s.resources.Watched, Deliver: s.deliverUpdate,
 			IsGone: isSessionGone, Logger: s.log, Metrics: deps.Metrics})
 	s.lease = lse
 	s.handle("resources/subscribe", mcp.EraSession, s.subscribe)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/gateway/watch"
@@ -133,9 +132,4 @@ func (s *Server) pollResource(uri string, cond call.Conditional) (watch.Snapshot
 		return watch.Snapshot{}, err
 	}
 	return watch.Snapshot{NotModified: snap.NotModified, ETag: snap.ETag, LastModified: snap.LastModified, Hash: snap.Hash}, nil
-}
-
-// watched is gateway/watch's question: can uri's contents change?
-func (s *Server) watched(uri string) (bool, time.Duration) {
-	return s.resources.Watched(uri)
 }
