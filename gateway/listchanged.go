@@ -9,7 +9,6 @@ package gateway
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -62,20 +61,12 @@ func (l *localStreams) all() []*localStream {
 // view is what one principal sees of the lists: fingerprints.
 type view struct{ tools, resources, prompts string }
 
-// viewKey groups principals that see the same lists.
-func viewKey(p *mcp.Principal) string {
-	if p == nil {
-		return "\x01anonymous"
-	}
-	return strings.Join(p.Scopes, "\x00")
-}
-
 // views are the fingerprints of what each open stream's principal sees,
-// by viewKey.
+// by mcp.ScopeKey.
 func (s *Server) views() map[string]view {
 	out := map[string]view{}
 	for _, st := range s.local.all() {
-		key := viewKey(st.principal)
+		key := mcp.ScopeKey(st.principal)
 		if _, ok := out[key]; ok {
 			continue
 		}
@@ -99,7 +90,7 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 	defer wg.Wait()
 	slots := make(chan struct{}, tellParallel)
 	for _, st := range s.local.all() {
-		key := viewKey(st.principal)
+		key := mcp.ScopeKey(st.principal)
 		old, ok := before[key]
 		if !ok {
 			continue // opened during the swap: it lists the new version
@@ -165,10 +156,8 @@ func (s *Server) tellSession(sid, version string, changed listKinds) {
 			}
 		}
 		data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: k.method})
-		if _, err := s.store.Append(ctx, sid, data); err != nil {
+		if err := s.appendToSession(ctx, sid, data); err != nil {
 			s.logLimited(ctx, slog.LevelWarn, "appending list_changed to a session stream failed", "err", err, "session", shortID(sid))
-			continue
 		}
-		s.wakeSession(ctx, sid)
 	}
 }

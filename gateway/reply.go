@@ -263,12 +263,20 @@ func (k sessionSink) Notify(method string, params any) {
 
 // pushToSession appends a message to a session's event log and wakes the
 // streams that carry it, on whichever replica they are. The store keeps a
-// copy of data.
+// copy of data. A failure is logged.
 func (s *Server) pushToSession(sid string, data []byte) {
 	ctx := context.Background()
-	if _, err := s.store.Append(ctx, sid, data); err != nil {
+	if err := s.appendToSession(ctx, sid, data); err != nil {
 		s.logLimited(ctx, slog.LevelWarn, "appending to session stream failed", "err", err, "session", shortID(sid))
-		return
+	}
+}
+
+// appendToSession is pushToSession for a caller that handles the error
+// (sessions.ErrNotFound: the session ended).
+func (s *Server) appendToSession(ctx context.Context, sid string, data []byte) error {
+	if _, err := s.store.Append(ctx, sid, data); err != nil {
+		return err
 	}
 	s.wakeSession(ctx, sid)
+	return nil
 }

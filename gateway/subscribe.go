@@ -101,11 +101,7 @@ func (s *Server) deliverUpdate(ctx context.Context, sid, uri string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.Append(ctx, sid, data); err != nil {
-		return err
-	}
-	s.wakeSession(ctx, sid)
-	return nil
+	return s.appendToSession(ctx, sid, data)
 }
 
 func isSessionGone(err error) bool { return errors.Is(err, sessions.ErrNotFound) }

@@ -424,10 +424,12 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 		return true
 	}
 	s.cache.touched(sess.ID, now)
-	s.refreshSessionCount(ctx, sess.Client, sess.ID)
-	// Off the request's path: most sessions have no subscription, and a
-	// lapsed one costs nothing a second later.
-	s.inBackground("subs:"+sess.ID, func(ctx context.Context) { s.refreshSubscriptions(ctx, sess.ID) })
+	// What lives as long as the session follows its touch, off the
+	// request's path: a refresh a moment late costs nothing.
+	s.inBackground("touched:"+sess.ID, func(ctx context.Context) {
+		s.refreshSessionCount(ctx, sess.Client, sess.ID)
+		s.refreshSubscriptions(ctx, sess.ID)
+	})
 	return true
 }
 

@@ -1,5 +1,7 @@
 package mcp
 
+import "strings"
+
 // Identity names the caller for limits that must survive session cycling
 // (per-client rate limits, session caps, quotas): the principal's subject
 // when authenticated, else the client address (or the identity header a
@@ -24,4 +26,15 @@ func (r *Request) LimitIdentity() string {
 		return r.SessionClient
 	}
 	return r.Identity()
+}
+
+// ScopeKey names what p may see: principals with the same key see the
+// same lists (tools, resources, prompts). Anonymous callers see less than
+// a token without scopes does; NUL separates scopes (an scp array may hold
+// one with a space).
+func ScopeKey(p *Principal) string {
+	if p == nil {
+		return "\x01anonymous"
+	}
+	return strings.Join(p.Scopes, "\x00")
 }

@@ -104,15 +104,6 @@ type CancelSlot interface {
 	Attach(cancel context.CancelFunc)
 }
 
-// QuotaKey names the caller for quotas: the session, or in the stateless
-// era the remote address.
-func (r *Request) QuotaKey() string {
-	if r.SessionID != "" {
-		return "session:" + r.SessionID
-	}
-	return "addr:" + r.Client
-}
-
 // CallContext is the context a request's backend work runs in: bounded by
 // timeout, with cause when it passes, and in a session cancelled by
 // notifications/cancelled (with context.Canceled). One context serves both,

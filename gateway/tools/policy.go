@@ -239,12 +239,7 @@ func (c *catalog) visible(p *mcp.Principal) []*toolgen.Tool {
 	if !c.authorize {
 		return all
 	}
-	// Anonymous callers see less than a token without scopes does; NUL
-	// separates scopes (an scp array may hold one with a space).
-	key := "\x01anonymous"
-	if p != nil {
-		key = strings.Join(p.Scopes, "\x00")
-	}
+	key := mcp.ScopeKey(p)
 	if v, ok := c.views.Load(key); ok {
 		return v.([]*toolgen.Tool)
 	}
