@@ -62,8 +62,7 @@ func builtins(s *state) {
 	r := openapiResource
 	r.tool = AllOperations
 	s.resources = append(s.resources, r)
-	s.lazy[openapiURI] = s.openapiBody
-	s.lazyTool[openapiURI] = AllOperations
+	s.dynamic[openapiURI] = builtin(s.openapiBody, AllOperations)
 
 	var names []string
 	if doc.T.Components != nil {
@@ -76,6 +75,19 @@ func builtins(s *state) {
 	t.values = map[string][]string{"name": names}
 	t.tool, t.info.tool = AllOperations, AllOperations
 	s.templates = append(s.templates, &t)
+}
+
+// builtin is a fixed built-in made on first read (mk keeps what it made),
+// for callers permitted tool ("": anyone). Its contents change only with
+// the catalog: it is not watched.
+func builtin(mk func() *body, tool string) *source {
+	return &source{tool: tool, render: func(*reading, map[string]string) (*body, error) {
+		b := mk()
+		if b.err != nil {
+			return nil, b.err
+		}
+		return b, nil
+	}}
 }
 
 // readSchema is gateway://schema/{name}: nil for a name that is not a

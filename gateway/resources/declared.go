@@ -219,41 +219,41 @@ func (c *compiled) addTemplate(d Declared) (dup int, err error) {
 			return -1, fmt.Errorf("values for %q, which is not a variable of the template", name)
 		}
 	}
+	mime := d.MIMEType
 	if d.Operation != "" {
-		src, mime, err := operationSource(d)
+		src, m, err := operationSource(d)
 		if err != nil {
 			return -1, err
 		}
-		t.source = *src
-		t.info = resourceTemplate{URITemplate: d.URITemplate, Name: cmp.Or(d.Name, d.URITemplate),
-			Title: d.Title, Description: d.Description, MIMEType: mime, tool: d.Operation}
-		t.values = maps.Clone(d.Values)
-		c.templates = append(c.templates, t)
-		return -1, nil
-	}
-	b, text, err := newBody(d)
-	if err != nil {
-		return -1, err
+		t.source, mime = *src, m
+	} else {
+		b, text, err := newBody(d)
+		if err != nil {
+			return -1, err
+		}
+		mime = b.mimeType
+		t.render = textRender(b, text, d.URITemplate)
 	}
 	t.info = resourceTemplate{URITemplate: d.URITemplate, Name: cmp.Or(d.Name, d.URITemplate),
-		Title: d.Title, Description: d.Description, MIMEType: b.mimeType}
-	t.values = make(map[string][]string, len(d.Values))
-	for k, v := range d.Values {
-		t.values[k] = slices.Clone(v)
-	}
-	if text == nil {
-		t.render = func(*reading, map[string]string) (*body, error) { return b, nil }
-	} else {
-		t.render = func(_ *reading, vars map[string]string) (*body, error) {
-			var sb strings.Builder
-			if err := text.Execute(&sb, vars); err != nil {
-				return nil, fmt.Errorf("resources: render %s: %w", d.URITemplate, err)
-			}
-			return &body{mimeType: b.mimeType, text: sb.String()}, nil
-		}
-	}
+		Title: d.Title, Description: d.Description, MIMEType: mime, tool: t.tool}
+	t.values = maps.Clone(d.Values) // variableValues hands out copies
 	c.templates = append(c.templates, t)
 	return -1, nil
+}
+
+// textRender makes a declared template's body: b as it is, or text run
+// over the variables.
+func textRender(b *body, text *template.Template, name string) func(*reading, map[string]string) (*body, error) {
+	if text == nil {
+		return func(*reading, map[string]string) (*body, error) { return b, nil }
+	}
+	return func(_ *reading, vars map[string]string) (*body, error) {
+		var sb strings.Builder
+		if err := text.Execute(&sb, vars); err != nil {
+			return nil, fmt.Errorf("resources: render %s: %w", name, err)
+		}
+		return &body{mimeType: b.mimeType, text: sb.String()}, nil
+	}
 }
 
 // parseTemplate checks and compiles a template: it parses, begins with

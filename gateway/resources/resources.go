@@ -97,10 +97,6 @@ type state struct {
 	templatesTag string
 	// dynamic are the fixed resources read from the backend, by URI.
 	dynamic map[string]*source
-	// lazy are the built-ins made on first read, by URI; lazyTool what
-	// Deps.Permits is asked for one (none: anyone reads it).
-	lazy     map[string]func() *body
-	lazyTool map[string]string
 	// openapi is gateway://openapi once made; docHash the hash of its
 	// text (empty without a document).
 	openapiOnce sync.Once
@@ -164,8 +160,7 @@ func (f *Feature) SetCatalog(c Catalog) {
 
 // build makes the generation serving cat (nil: declared resources only).
 func (f *Feature) build(cat *Catalog) *state {
-	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), lazy: map[string]func() *body{},
-		lazyTool: map[string]string{}, dynamic: map[string]*source{}}
+	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), dynamic: map[string]*source{}}
 	if cat != nil {
 		builtins(s)
 	}
@@ -188,7 +183,7 @@ func (f *Feature) build(cat *Catalog) *state {
 		// the lists complete by then.
 		var once sync.Once
 		var b *body
-		s.lazy[aboutURI] = func() *body { once.Do(func() { b = about(s) }); return b }
+		s.dynamic[aboutURI] = builtin(func() *body { once.Do(func() { b = about(s) }); return b }, "")
 	}
 	s.resourcesTag, s.templatesTag = listTag(s.resources), listTag(s.infos)
 	return s
@@ -264,6 +259,12 @@ func (f *Feature) Fingerprint(r *mcp.Request) string {
 	s := f.current.Load()
 	return listTag(visible(f, r, s.resources, func(x resource) string { return x.tool })) + "." +
 		listTag(visible(f, r, s.infos, func(x resourceTemplate) string { return x.tool }))
+}
+
+// permits reports whether r's caller may use the operation tool: yes for
+// none, for the gateway's own reads (r nil), and without Deps.Permits.
+func (f *Feature) permits(r *mcp.Request, tool string) bool {
+	return tool == "" || r == nil || f.deps.Permits == nil || f.deps.Permits(r, tool)
 }
 
 // visible is the part of all r's caller may use: all of it unless some
@@ -409,7 +410,7 @@ func (f *Feature) lookup(rd *reading, uri string) (*body, error) {
 		}
 		return b, nil
 	}
-	if src.tool != "" && rd.r != nil && f.deps.Permits != nil && !f.deps.Permits(rd.r, src.tool) {
+	if !f.permits(rd.r, src.tool) {
 		// What the caller may not see does not exist for it.
 		return nil, notFound(rd.era, uri)
 	}
@@ -430,12 +431,6 @@ func (f *Feature) lookup(rd *reading, uri string) (*body, error) {
 func (s *state) find(rd *reading, uri string) (*source, map[string]string, *body, error) {
 	if b, ok := s.bodies[uri]; ok {
 		return nil, nil, b, nil
-	}
-	if mk, lazy := s.lazy[uri]; lazy {
-		if tool := s.lazyTool[uri]; tool != "" && rd.r != nil && rd.f.deps.Permits != nil && !rd.f.deps.Permits(rd.r, tool) {
-			return nil, nil, nil, notFound(rd.era, uri)
-		}
-		return nil, nil, mk(), nil
 	}
 	if src, ok := s.dynamic[uri]; ok {
 		return src, nil, nil, nil
@@ -469,7 +464,7 @@ func (f *Feature) VariableValues(r *mcp.Request, uriTemplate, variable string) (
 	s := f.current.Load()
 	for _, t := range s.templates {
 		if t.info.URITemplate == uriTemplate {
-			if t.tool != "" && f.deps.Permits != nil && !f.deps.Permits(r, t.tool) {
+			if !f.permits(r, t.tool) {
 				return nil, false
 			}
 			return t.variableValues(variable)
@@ -504,7 +499,7 @@ func (f *Feature) Known(r *mcp.Request, uri string) (watched bool, interval time
 	if src == nil {
 		return false, 0, nil
 	}
-	if src.tool != "" && f.deps.Permits != nil && !f.deps.Permits(r, src.tool) {
+	if !f.permits(r, src.tool) {
 		return false, 0, notFound(r.Era, uri)
 	}
 	return src.watched, src.interval, nil

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -119,8 +120,11 @@ func operationSource(d Declared) (src *source, mime string, err error) {
 	if d.Text != nil || d.Blob != nil {
 		return nil, "", errors.New("operation is a source of its own: give it, or text, blob or file, not both")
 	}
-	if _, err := json.Marshal(d.Arguments); err != nil {
-		return nil, "", errors.New("arguments must be JSON values")
+	fixed := make(map[string]json.RawMessage, len(d.Arguments))
+	for k, v := range d.Arguments {
+		if fixed[k], err = json.Marshal(v); err != nil {
+			return nil, "", errors.New("arguments must be JSON values")
+		}
 	}
 	name := d.Operation
 	src = &source{tool: name, watched: true, render: func(rd *reading, vars map[string]string) (*body, error) {
@@ -128,10 +132,8 @@ func operationSource(d Declared) (src *source, mime string, err error) {
 		if rd.s.cat != nil && rd.s.cat.Set != nil {
 			tool, _ = rd.s.cat.Set.Lookup(name)
 		}
-		args := make(map[string]json.RawMessage, len(d.Arguments)+len(vars))
-		for k, v := range d.Arguments {
-			args[k], _ = json.Marshal(v) // checked by New
-		}
+		args := make(map[string]json.RawMessage, len(fixed)+len(vars))
+		maps.Copy(args, fixed)
 		for k, v := range vars {
 			args[k] = tool.ArgFromText(k, v)
 		}
