@@ -409,32 +409,84 @@ func (r *reader) readFile(name string) ([]byte, error) {
 	return readCapped(f, r.maxBytes, name)
 }
 
+// Validators are a fetched document's HTTP validators, for a conditional
+// re-read.
+type Validators struct{ ETag, LastModified string }
+
+// Read returns the bytes of the document at location, a file path or an
+// http(s) URL, as Load reads them: within opts' timeout and size cap, and
+// for a URL under the origin rule of LoadOptions.RefAllow. For a URL, since
+// (when not zero) makes the request conditional: an unchanged document is
+// nil data with no error; got are the answer's validators. LoadData with
+// the bytes and location loads what Load would.
+func Read(ctx context.Context, location string, opts LoadOptions, since Validators) (data []byte, got Validators, err error) {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	u, err := parseLocation(location)
+	if err != nil {
+		return nil, got, &LoadError{Location: location, Err: err}
+	}
+	r, err := newReader(ctx, u, opts)
+	if err != nil {
+		return nil, got, &LoadError{Location: location, Err: err}
+	}
+	if !isRemote(u) {
+		data, err = r.read(nil, u)
+	} else {
+		data, got, err = r.fetchSince(u, since)
+	}
+	if err != nil {
+		return nil, got, &LoadError{Location: location, Err: err}
+	}
+	return data, got, nil
+}
+
 func (r *reader) fetch(u *url.URL) ([]byte, error) {
+	data, _, err := r.fetchSince(u, Validators{})
+	return data, err
+}
+
+// fetchSince is fetch, conditional on since when it has validators (a
+// 304 is nil data), returning the answer's validators.
+func (r *reader) fetchSince(u *url.URL, since Validators) ([]byte, Validators, error) {
+	var got Validators
 	c := *u
 	c.Fragment, c.RawFragment = "", ""
 	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, c.String(), nil)
 	if err != nil {
-		return nil, err
+		return nil, got, err
 	}
 	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+	if since.ETag != "" {
+		req.Header.Set("If-None-Match", since.ETag)
+	}
+	if since.LastModified != "" {
+		req.Header.Set("If-Modified-Since", since.LastModified)
+	}
 	resp, err := r.client.Do(req)
 	if err != nil {
 		var oe *OriginError
 		if errors.As(err, &oe) {
-			return nil, oe // it names both URLs; "Get <url>: " would repeat one
+			return nil, got, oe // it names both URLs; "Get <url>: " would repeat one
 		}
-		return nil, err
+		return nil, got, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && since != (Validators{}) {
+		return nil, since, nil
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("GET %s: %s", c.String(), resp.Status)
+		return nil, got, fmt.Errorf("GET %s: %s", c.String(), resp.Status)
 	}
 	if resp.ContentLength > r.maxBytes {
-		return nil, fmt.Errorf("GET %s: %d bytes: %w (%d bytes)", c.String(), resp.ContentLength, ErrTooLarge, r.maxBytes)
+		return nil, got, fmt.Errorf("GET %s: %d bytes: %w (%d bytes)", c.String(), resp.ContentLength, ErrTooLarge, r.maxBytes)
 	}
-	return readCapped(resp.Body, r.maxBytes, c.String())
+	got = Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	data, err := readCapped(resp.Body, r.maxBytes, c.String())
+	return data, got, err
 }
 
 func readCapped(src io.Reader, limit int64, name string) ([]byte, error) {

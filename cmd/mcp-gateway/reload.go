@@ -15,12 +15,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -29,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
@@ -46,99 +42,33 @@ const (
 	reloadTopic       = "documents:published"
 )
 
-// source reads the document's bytes: a file, or a URL with a conditional GET.
+// source reads the document's bytes as the loader does (openapi.Read: the
+// same bounds and origin rule), a URL with a conditional GET.
 type source struct {
-	location           string
-	timeout            time.Duration
-	maxBytes           int64
-	etag, lastModified string
-	client             *http.Client
+	location string
+	opts     openapi.LoadOptions
+	since    openapi.Validators
 }
 
 func newSource(cfg *config) *source {
-	return &source{location: cfg.OpenAPI, timeout: cfg.OpenAPITimeout, maxBytes: cfg.OpenAPIMaxBytes,
-		client: &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			if req.URL.Host != via[0].URL.Host {
-				return fmt.Errorf("redirect to another host (%s) refused", req.URL.Host)
-			}
-			return nil
-		}}}
+	return &source{location: cfg.OpenAPI, opts: loadOptions(cfg)}
 }
 
-func isURL(location string) bool {
-	return strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://")
-}
-
-// read returns the document, or nil when a URL answered 304.
+// read returns the document, or nil when a conditional re-read of a URL
+// found it unchanged.
 func (s *source) read(ctx context.Context, conditional bool) ([]byte, error) {
-	if !isURL(s.location) {
-		f, err := os.Open(s.location)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return readBounded(f, s.maxBytes)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.location, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json, application/yaml, text/yaml, */*;q=0.5")
+	since := openapi.Validators{}
 	if conditional {
-		if s.etag != "" {
-			req.Header.Set("If-None-Match", s.etag)
-		}
-		if s.lastModified != "" {
-			req.Header.Set("If-Modified-Since", s.lastModified)
-		}
+		since = s.since
 	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			return nil, fmt.Errorf("fetching %s failed: %v", redactURL(s.location), ue.Err)
-		}
-		return nil, err
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotModified && conditional:
-		return nil, nil
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("fetching %s: %s", redactURL(s.location), resp.Status)
-	}
-	data, err := readBounded(resp.Body, s.maxBytes)
+	data, got, err := openapi.Read(ctx, s.location, s.opts, since)
 	if err != nil {
 		return nil, err
 	}
-	s.etag, s.lastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
-	return data, nil
-}
-
-func readBounded(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("the document is over openapi_max_bytes (%d)", max)
+	if data != nil {
+		s.since = got
 	}
 	return data, nil
-}
-
-// redactURL drops a URL's user info and query (they may hold credentials).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "the document URL"
-	}
-	u.User, u.RawQuery = nil, ""
-	return u.String()
 }
 
 func versionOf(data []byte) string {
@@ -180,7 +110,7 @@ func (rl *reloader) run(ctx context.Context, initial []byte) {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	if initial != nil {
-		rl.publish(ctx, initial, "startup")
+		rl.publish(ctx, rl.active, initial, "startup") // active is initial's version: it serves it
 	}
 	var fetchTick <-chan time.Time
 	if rl.cfg.OpenAPIReloadInterval > 0 && rl.src != nil {
@@ -204,7 +134,7 @@ func (rl *reloader) run(ctx context.Context, initial []byte) {
 			cancel()
 			return
 		case <-hup:
-			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", redactURL(rl.cfg.OpenAPI))
+			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", rl.cfg.OpenAPI)
 			rl.fetch(ctx, false)
 		case <-fetchTick:
 			lctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -235,16 +165,16 @@ func (rl *reloader) fetch(ctx context.Context, conditional bool) {
 	case data == nil:
 		return // 304
 	}
-	if versionOf(data) == rl.fetched && conditional {
+	id := versionOf(data)
+	if id == rl.fetched && conditional {
 		return
 	}
-	rl.publish(ctx, data, "reload")
+	rl.publish(ctx, id, data, "reload")
 }
 
-// publish checks that data loads, then makes it the store's current
-// version (this replica stages it at once).
-func (rl *reloader) publish(ctx context.Context, data []byte, why string) {
-	id := versionOf(data)
+// publish checks that data (version id) loads, then makes it the store's
+// current version (this replica stages it at once).
+func (rl *reloader) publish(ctx context.Context, id string, data []byte, why string) {
 	rl.fetched = id
 	var cat *gateway.Catalog
 	if id != rl.active {
@@ -261,14 +191,11 @@ func (rl *reloader) publish(ctx context.Context, data []byte, why string) {
 		rl.log.Warn("publishing the OpenAPI document failed", "err", err)
 		return
 	}
-	if why == "startup" {
-		rl.active = id // it serves this already
-	}
 	if !changed {
 		return
 	}
 	rl.log.Info("published a new OpenAPI document version", "version", short(id), "why", why)
-	if cat != nil && id != rl.active {
+	if cat != nil {
 		rl.staged = &staged{version: v, catalog: cat}
 	}
 	_ = rl.bus.Publish(sctx, reloadTopic, []byte(id))

@@ -75,9 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var src *source
 	if !cfg.Demo {
 		src = newSource(cfg)
-		if data, err := src.read(ctx, false); err == nil {
-			docData = data
-		} // else Load below says what is wrong, in its words
+		if docData, err = src.read(ctx, false); err != nil {
+			return startupFailed(stderr, cfg, fmt.Errorf("loading OpenAPI document: %w", err))
+		}
 	}
 	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
 	if err != nil {
@@ -362,6 +362,11 @@ func newLogger(w io.Writer, cfg *config) *slog.Logger {
 	return slog.New(redactingHandler{next: h, r: newRedactor(cfg)})
 }
 
+// loadOptions are how the document and its $refs are read.
+func loadOptions(cfg *config) openapi.LoadOptions {
+	return openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes, DeferValidation: true, RefAllow: cfg.OpenAPIRefAllow}
+}
+
 // buildCatalog loads the document, generates the tools and prepares the
 // caller; each failure names what failed.
 func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstream string, log *slog.Logger) (*gateway.Catalog, error) {
@@ -440,7 +445,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 func loadToolSet(ctx context.Context, cfg *config, data []byte, location string, log *slog.Logger) (*openapi.Document, *toolgen.Set, error) {
 	// kin-openapi's validation only warns, and only reads the document: it
 	// runs beside generation, which reads it too, rather than before it.
-	lopts := openapi.LoadOptions{Timeout: cfg.OpenAPITimeout, MaxBytes: cfg.OpenAPIMaxBytes, DeferValidation: true, RefAllow: cfg.OpenAPIRefAllow}
+	lopts := loadOptions(cfg)
 	start := time.Now()
 	var doc *openapi.Document
 	var err error
