@@ -57,46 +57,42 @@ type securityConfig struct {
 	Quotas     []quotaSetting
 }
 
-func sec(f func(s *securityConfig) *string) func(c *config) *string {
-	return func(c *config) *string { return f(&c.securityConfig) }
-}
-
 var securityOptions = []option{
 	{key: "public_url", usage: "the gateway's external base URL (scheme://host[:port]); the resource identifier of the protected resource metadata and the default token audience",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.PublicURL }))},
+		set: urlValue(func(c *config) *string { return &c.PublicURL })},
 	{key: "auth_issuer", usage: "OAuth authorization server (issuer URL) whose access tokens the gateway accepts; setting it turns authentication on (needs public_url)",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.AuthIssuer }))},
+		set: urlValue(func(c *config) *string { return &c.AuthIssuer })},
 	{key: "auth_jwks_url", usage: "JWKS URL of the issuer's signing keys (default: jwks_uri of the issuer's /.well-known/oauth-authorization-server, then /.well-known/openid-configuration)",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.AuthJWKSURL }))},
+		set: urlValue(func(c *config) *string { return &c.AuthJWKSURL })},
 	{key: "auth_audience", repeat: true, usage: "accepted token audiences (comma-separated; default: public_url + mount_path, and public_url)",
 		set: list(func(c *config) *[]string { return &c.AuthAudience })},
 	{key: "auth_algorithms", repeat: true, def: "RS256,RS384,RS512,PS256,PS384,PS512,ES256,ES384,ES512,EdDSA", usage: "accepted token signature algorithms; HS256 only together with auth_hs256_secret_file; none never",
 		set: list(func(c *config) *[]string { return &c.AuthAlgorithms })},
 	{key: "auth_hs256_secret_file", usage: "file holding a shared HS256 secret (read at start); adds HS256 to auth_algorithms",
-		set: str(sec(func(s *securityConfig) *string { return &s.AuthHS256File }))},
+		set: str(func(c *config) *string { return &c.AuthHS256File })},
 	{key: "auth_clock_skew", def: "30s", usage: "leeway for token exp, nbf and iat",
 		set: duration(func(c *config) *time.Duration { return &c.AuthClockSkew })},
 	{key: "auth_anonymous", def: "false", isBool: true, usage: "with authentication on, let requests without a token through as anonymous: they see and call only tools that need no scope (a bad token is still refused)",
 		set: boolean(func(c *config) *bool { return &c.AuthAnonymous })},
 	{key: "admin_listen", usage: "host:port of a second listener for /metrics, /healthz and /readyz; when set they are not served on listen",
-		set: optionalHostPort(sec(func(s *securityConfig) *string { return &s.AdminListen }))},
+		set: optionalHostPort(func(c *config) *string { return &c.AdminListen })},
 	{key: "identity_header", usage: "header whose first value identifies an unauthenticated client for limits (e.g. X-Forwarded-For) instead of its address; only behind a proxy that strips it from untrusted traffic",
-		set: str(sec(func(s *securityConfig) *string { return &s.IdentityHeader }))},
+		set: str(func(c *config) *string { return &c.IdentityHeader })},
 	{key: "openapi_ref_allow", tools: true, repeat: true, usage: "further origins (scheme://host[:port]) a document fetched by URL may load external $refs from; its own origin is always allowed",
 		set: list(func(c *config) *[]string { return &c.OpenAPIRefAllow })},
 
 	{key: "backend_oauth_token_url", usage: "token endpoint for backend tokens: the OAuth2 client-credentials grant for operations secured by oauth2/openIdConnect (and bearer without backend_bearer_token)",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.BackendOAuthTokenURL }))},
+		set: urlValue(func(c *config) *string { return &c.BackendOAuthTokenURL })},
 	{key: "backend_oauth_client_id", usage: "client id at backend_oauth_token_url (and backend_token_exchange_url)",
-		set: str(sec(func(s *securityConfig) *string { return &s.BackendOAuthClientID }))},
+		set: str(func(c *config) *string { return &c.BackendOAuthClientID })},
 	{key: "backend_oauth_client_secret_file", usage: "file holding that client's secret (read at start)",
-		set: str(sec(func(s *securityConfig) *string { return &s.BackendOAuthSecretFile }))},
+		set: str(func(c *config) *string { return &c.BackendOAuthSecretFile })},
 	{key: "backend_oauth_scopes", repeat: true, usage: "scopes asked for backend tokens (comma-separated)",
 		set: list(func(c *config) *[]string { return &c.BackendOAuthScopes })},
 	{key: "backend_token_exchange_url", usage: "RFC 8693 token endpoint: each caller's verified token is exchanged for a backend token (cached per subject until it expires); wins over client credentials",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.BackendTokenExchangeURL }))},
+		set: urlValue(func(c *config) *string { return &c.BackendTokenExchangeURL })},
 	{key: "backend_token_exchange_audience", usage: "audience asked for exchanged backend tokens",
-		set: str(sec(func(s *securityConfig) *string { return &s.BackendTokenExchangeAudience }))},
+		set: str(func(c *config) *string { return &c.BackendTokenExchangeAudience })},
 
 	{key: "rate_per_tool", def: "0", usage: "calls per second of one tool per session (stateless: per client); 0 means unlimited",
 		set: nonNegativeFloat(func(c *config) *float64 { return &c.RatePerTool })},
@@ -113,12 +109,12 @@ var securityOptions = []option{
 	{key: "max_sessions", def: "100000", usage: "open sessions of the whole deployment (all replicas); 0 means no cap",
 		set: nonNegativeInt(func(c *config) *int { return &c.MaxSessions })},
 	{key: "quota_webhook_url", usage: "policy hook asked before each call the limits admit: POST {identity, principal, tool, session}, answer {allowed, message, retryAfterSeconds}; a timeout, error or malformed answer denies",
-		set: urlValue(sec(func(s *securityConfig) *string { return &s.QuotaWebhookURL }))},
+		set: urlValue(func(c *config) *string { return &c.QuotaWebhookURL })},
 	{key: "quota_webhook_timeout", def: "2s", usage: "how long the gateway waits for the policy hook",
 		set: positiveDuration(func(c *config) *time.Duration { return &c.QuotaWebhookTimeout })},
 
 	{key: "audit_log", usage: "where the audit log goes, one JSON line per tools/call: stdout, stderr or a file path (appended; mode 0600); empty means off",
-		set: str(sec(func(s *securityConfig) *string { return &s.AuditLog }))},
+		set: str(func(c *config) *string { return &c.AuditLog })},
 	{key: "audit_redact", repeat: true, usage: "argument keys whose values the audit log replaces with [REDACTED] (case, - and _ ignored; matched within the key); default: the audit package's list (password, token, secret, authorization, api_key, cookie, …)",
 		set: list(func(c *config) *[]string { return &c.AuditRedact })},
 }

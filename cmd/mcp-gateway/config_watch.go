@@ -20,21 +20,17 @@ type watchConfig struct {
 	OpenAPIReloadInterval    time.Duration
 }
 
-func wat[T any](f func(w *watchConfig) *T) func(c *config) *T {
-	return func(c *config) *T { return f(&c.watchConfig) }
-}
-
 var watchOptions = []option{
 	{key: "resource_operations", tools: true, repeat: true, usage: "GET operations served as resources besides those with x-mcp-resource: globs over operationId, tag or path (comma-separated)",
-		set: list(wat(func(w *watchConfig) *[]string { return &w.ResourceOperations }))},
+		set: list(func(c *config) *[]string { return &c.ResourceOperations })},
 	{key: "subscription_poll_interval", def: "30s", usage: "how often a subscribed resource that can change is polled (conditional GET), by one replica; x-mcp-resource.pollInterval wins",
-		set: positiveDuration(wat(func(w *watchConfig) *time.Duration { return &w.SubscriptionPollInterval }))},
+		set: positiveDuration(func(c *config) *time.Duration { return &c.SubscriptionPollInterval })},
 	{key: "subscription_lease_ttl", def: "15s", usage: "how long a replica's claim to poll a subscribed URI lasts unrenewed: a dead replica's polling moves to another within twice this",
-		set: positiveDuration(wat(func(w *watchConfig) *time.Duration { return &w.SubscriptionLeaseTTL }))},
+		set: positiveDuration(func(c *config) *time.Duration { return &c.SubscriptionLeaseTTL })},
 	{key: "webhook_secret_file", usage: "file holding the secret of resource change events (read at start); setting it serves POST /webhooks/resources, signed X-Signature-256: sha256=<hex HMAC-SHA256 of the body>",
-		set: str(wat(func(w *watchConfig) *string { return &w.WebhookSecretFile }))},
+		set: str(func(c *config) *string { return &c.WebhookSecretFile })},
 	{key: "openapi_reload_interval", def: "0", usage: "how often the OpenAPI document is re-read (conditional GET for a URL, content hash for a file; SIGHUP re-reads at once); 0 means only on SIGHUP",
-		set: duration(wat(func(w *watchConfig) *time.Duration { return &w.OpenAPIReloadInterval }))},
+		set: duration(func(c *config) *time.Duration { return &c.OpenAPIReloadInterval })},
 }
 
 func init() { options = append(options, watchOptions...) }
