@@ -139,7 +139,8 @@ type Config struct {
 	// twice this. Zero means 15s.
 	SubscriptionLeaseTTL time.Duration
 	// MaxSubscriptions caps one session's resource subscriptions. Zero
-	// means 1000 (the store's own cap).
+	// means subscriptions.DefaultMaxPerSubscriber (1000), the cap a store
+	// in Deps has when made with zero Limits.
 	MaxSubscriptions int
 	// WebhookSecret, when set, serves POST /webhooks/resources: change
 	// events from the backend signed with it (HMAC-SHA256).
@@ -200,7 +201,7 @@ func (c Config) withDefaults() Config {
 		c.SessionCacheTTL = 2 * time.Second
 	}
 	if c.MaxSubscriptions <= 0 {
-		c.MaxSubscriptions = 1000
+		c.MaxSubscriptions = subscriptions.DefaultMaxPerSubscriber // the store's, when it comes in Deps
 	}
 	return c
 }

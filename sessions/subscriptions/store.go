@@ -47,16 +47,19 @@ type Store interface {
 	SetState(ctx context.Context, uri string, state []byte, ttl time.Duration) error
 }
 
+// DefaultMaxPerSubscriber is the cap of Limits.MaxPerSubscriber's zero.
+const DefaultMaxPerSubscriber = 1000
+
 // Limits bound what one subscriber may hold.
 type Limits struct {
 	// MaxPerSubscriber is how many live URIs one subscriber may be
-	// subscribed to. Zero (or less) means 1000.
+	// subscribed to. Zero (or less) means DefaultMaxPerSubscriber.
 	MaxPerSubscriber int
 }
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxPerSubscriber <= 0 {
-		l.MaxPerSubscriber = 1000
+		l.MaxPerSubscriber = DefaultMaxPerSubscriber
 	}
 	return l
 }
