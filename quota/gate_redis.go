@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // RedisGate is the Gate shared by all replicas. Each Admit that has
@@ -44,21 +45,8 @@ func NewRedisGate(client redis.UniversalClient, prefix string) *RedisGate {
 }
 
 // tagged is the start of every key under tag: prefix and hash tag.
-func (g *RedisGate) tagged(tag string) string { return g.prefix + hashTag(tag) + ":" }
+func (g *RedisGate) tagged(tag string) string { return g.prefix + redisx.HashTag(tag) + ":" }
 
-var tagEscaper = strings.NewReplacer("%", "%25", "}", "%7D")
-
-// hashTag is tag as a Redis Cluster hash tag, braces included, escaped as
-// the RedisGate comment says.
-func hashTag(tag string) string {
-	switch {
-	case tag == "":
-		tag = "%"
-	case strings.ContainsAny(tag, "%}"):
-		tag = tagEscaper.Replace(tag)
-	}
-	return "{" + tag + "}"
-}
 
 // admitScript decides a whole Admission. It is MemoryGate.Admit in Lua, in
 // whole microseconds; the bucket step is allowScript's.

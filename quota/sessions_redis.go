@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/redisx"
 )
 
 // RedisSessionCounter is the SessionCounter shared by all replicas.
@@ -43,7 +45,7 @@ func NewRedisSessionCounter(client redis.UniversalClient, prefix string) *RedisS
 
 // clientKey is the client's set, its hash tag escaped as RedisGate's are.
 func (r *RedisSessionCounter) clientKey(client string) string {
-	return r.prefix + hashTag(client) + ":sessions"
+	return r.prefix + redisx.HashTag(client) + ":sessions"
 }
 
 func (r *RedisSessionCounter) totalKey() string { return r.prefix + "sessions" }

@@ -1,12 +1,13 @@
-// Package redisx holds what the Redis-backed stores share about go-redis
-// errors: which of them mean Redis cannot serve now (an outage the
-// gateway answers with 503 and recovers from) rather than a fault in the
-// caller's code or the server's setup. It imports go-redis and no project
+// Package redisx holds what the Redis-backed stores share: which go-redis
+// errors mean Redis cannot serve now (an outage the gateway answers with
+// 503 and recovers from) rather than a fault in the caller's code or the
+// server's setup, and how a string becomes a Cluster hash tag. It imports go-redis and no project
 // package.
 package redisx
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -26,4 +27,19 @@ func IsOutage(err error) bool {
 	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
 		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
 		redis.IsOOMError(err)
+}
+
+var tagEscaper = strings.NewReplacer("%", "%25", "}", "%7D")
+
+// HashTag is s as a Redis Cluster hash tag, braces included: '%' and '}'
+// escaped as %25 and %7D (a '}' would end the tag early; the escape keeps
+// distinct strings apart), and "" as "%" (Redis ignores an empty tag).
+func HashTag(s string) string {
+	switch {
+	case s == "":
+		s = "%"
+	case strings.ContainsAny(s, "%}"):
+		s = tagEscaper.Replace(s)
+	}
+	return "{" + s + "}"
 }

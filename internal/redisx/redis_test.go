@@ -43,3 +43,10 @@ func TestIsOutage(t *testing.T) {
 	require.True(t, IsOutage(refused), "no reply is an outage: %v", refused)
 	require.True(t, IsOutage(errors.New("i/o timeout")))
 }
+
+func TestHashTag(t *testing.T) {
+	require.Equal(t, "{abc}", HashTag("abc"))
+	require.Equal(t, "{%}", HashTag(""))
+	require.Equal(t, "{a%7Db%25}", HashTag("a}b%"))
+	require.NotEqual(t, HashTag("%"), HashTag(""), "distinct strings stay apart")
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,23 +33,11 @@ func NewRedis(c redis.UniversalClient, prefix string, l Limits) *Redis {
 // there outlives the subscription written after it (see Add).
 const uriSlack = time.Second
 
-func (r *Redis) uriKey(uri string) string        { return r.prefix + "u:" + hashTag(uri) }
-func (r *Redis) subKey(subscriber string) string { return r.prefix + "s:" + hashTag(subscriber) }
-func (r *Redis) stateKey(uri string) string      { return r.prefix + "st:" + hashTag(uri) }
+func (r *Redis) uriKey(uri string) string        { return r.prefix + "u:" + redisx.HashTag(uri) }
+func (r *Redis) subKey(subscriber string) string { return r.prefix + "s:" + redisx.HashTag(subscriber) }
+func (r *Redis) stateKey(uri string) string      { return r.prefix + "st:" + redisx.HashTag(uri) }
 func (r *Redis) urisKey() string                 { return r.prefix + "uris" }
 
-var tagEscaper = strings.NewReplacer("%", "%25", "}", "%7D")
-
-// hashTag is s as a Redis Cluster hash tag, braces included, with '%' and
-// '}' escaped as %25 and %7D: a '}' would end the tag early, and the
-// escape keeps distinct strings apart. s is never empty (an empty tag
-// would be ignored by Redis).
-func hashTag(s string) string {
-	if strings.ContainsAny(s, "%}") {
-		s = tagEscaper.Replace(s)
-	}
-	return "{" + s + "}"
-}
 
 // translate maps go-redis errors onto the package's: an error of ctx as
 // it is, a reply of a healthy server (a script fault, WRONGTYPE) as a
