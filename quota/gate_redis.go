@@ -47,7 +47,6 @@ func NewRedisGate(client redis.UniversalClient, prefix string) *RedisGate {
 // tagged is the start of every key under tag: prefix and hash tag.
 func (g *RedisGate) tagged(tag string) string { return g.prefix + redisx.HashTag(tag) + ":" }
 
-
 // admitScript decides a whole Admission. It is MemoryGate.Admit in Lua, in
 // whole microseconds; the bucket step is allowScript's.
 //

@@ -38,7 +38,6 @@ func (r *Redis) subKey(subscriber string) string { return r.prefix + "s:" + redi
 func (r *Redis) stateKey(uri string) string      { return r.prefix + "st:" + redisx.HashTag(uri) }
 func (r *Redis) urisKey() string                 { return r.prefix + "uris" }
 
-
 // translate maps go-redis errors onto the package's: an error of ctx as
 // it is, a reply of a healthy server (a script fault, WRONGTYPE) as a
 // plain error, anything else as an outage.
