@@ -325,6 +325,14 @@ func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {
 	return res
 }
 
+// quotaUnavailable is the denial of a call whose quota cannot be checked:
+// quotas fail closed.
+func (f *Feature) quotaUnavailable(err error) *denial {
+	f.warnLimited("quota store unavailable; refusing the call (quotas fail closed)", err)
+	return &denial{kind: "quota_exceeded", scope: "unavailable", retryAfter: 5 * time.Second,
+		message: "the gateway cannot check this tool's quota right now (its store is unavailable); retry in 5s"}
+}
+
 // admit applies the rate limits, the concurrency bound and the quotas of
 // one call: one Gate.Admit for everything keyed under the caller's
 // identity (one round trip to Redis), and one more for global quotas. It
@@ -373,16 +381,12 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	}
 	// Counts shared by many callers live under one tag of their own.
 	other.Tag = "shared"
-	global := other.Quotas
 	var slot *quota.Slot
 	if pol.SessionConcurrency > 0 {
 		slot = &quota.Slot{Key: "conc:" + caller, Member: callID(), Limit: pol.SessionConcurrency, TTL: timeout + 30*time.Second}
 		adm.Slot = slot
 	}
-	if len(adm.Buckets) == 0 && len(adm.Quotas) == 0 && adm.Slot == nil && len(global) == 0 {
-		return nil, nil
-	}
-	failClosed := len(adm.Quotas) > 0 || len(global) > 0
+	failClosed := len(adm.Quotas) > 0 || len(other.Quotas) > 0
 	if len(adm.Buckets) > 0 || len(adm.Quotas) > 0 || adm.Slot != nil {
 		v, err := f.gate.Admit(r.Ctx, adm)
 		if err != nil {
@@ -390,9 +394,7 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 			// the slot back; releasing one not held does nothing.
 			f.releaseSlot(identity, slot)
 			if failClosed {
-				f.warnLimited("quota store unavailable; refusing the call (quotas fail closed)", err)
-				return nil, &denial{kind: "quota_exceeded", scope: "unavailable", retryAfter: 5 * time.Second,
-					message: "the gateway cannot check this tool's quota right now (its store is unavailable); retry in 5s"}
+				return nil, f.quotaUnavailable(err)
 			}
 			f.warnLimited("rate limiter unavailable; letting the call through", err)
 			slot = nil
@@ -400,14 +402,12 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 			return nil, f.deny(v)
 		}
 	}
-	if len(global) > 0 {
+	if len(other.Quotas) > 0 {
 		v, err := f.gate.Admit(r.Ctx, other)
 		if err != nil || !v.Allowed {
 			f.releaseSlot(identity, slot)
 			if err != nil {
-				f.warnLimited("quota store unavailable; refusing the call (quotas fail closed)", err)
-				return nil, &denial{kind: "quota_exceeded", scope: "unavailable", retryAfter: 5 * time.Second,
-					message: "the gateway cannot check this tool's quota right now (its store is unavailable); retry in 5s"}
+				return nil, f.quotaUnavailable(err)
 			}
 			return nil, f.deny(v)
 		}
@@ -439,7 +439,6 @@ func (f *Feature) deny(v quota.Verdict) *denial {
 	d := &denial{kind: v.Kind, scope: v.Scope, quota: v.Quota, retryAfter: wait}
 	switch v.Kind {
 	case "quota_exceeded":
-		d.kind = "quota_exceeded"
 		d.message = fmt.Sprintf("quota %q for this tool is used up; it resets in %s", v.Quota, roundWait(wait))
 	case "concurrency":
 		d.kind, d.scope = "rate_limited", "concurrency"

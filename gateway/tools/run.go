@@ -66,11 +66,8 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 			defer release()
 		}
 	}
-	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	ctx, cancel := callContext(r, c, tool)
 	defer cancel()
-	if r.Principal != nil && r.Principal.Token != "" {
-		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
-	}
 	err = do(Operation{Tool: tool, Caller: c.Caller, Ctx: ctx})
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		return mcp.ErrCancelled

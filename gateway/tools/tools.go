@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -252,13 +253,8 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 			}
 		}
 	}
-	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	ctx, cancel := callContext(r, c, tool)
 	defer cancel()
-	if r.Principal != nil && r.Principal.Token != "" {
-		// Only RFC 8693 token exchange reads it, and sends it only to the
-		// exchange endpoint: never to the backend.
-		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
-	}
 	res := c.Caller.CallPooled(ctx, tool, args, observe)
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		res.Release()
@@ -282,6 +278,18 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	res.SetMeta(r.StampResult(false))
 	return res, nil
+}
+
+// callContext is the context a call of tool on r's behalf runs in: the
+// operation's timeout, r's cancellation, and r's token for RFC 8693
+// exchange (which sends it only to the exchange endpoint, never to the
+// backend).
+func callContext(r *mcp.Request, c *catalog, tool *toolgen.Tool) (context.Context, context.CancelFunc) {
+	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	if r.Principal != nil && r.Principal.Token != "" {
+		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
+	}
+	return ctx, cancel
 }
 
 // limit admits r's call of tool past the rate limits, quotas and
