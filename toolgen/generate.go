@@ -175,6 +175,16 @@ func (g *generator) extBool(ext map[string]any, key, loc string) (value, ok bool
 	if !present {
 		return false, false
 	}
+	if b, ok := extBoolValue(v); ok {
+		return b, true
+	}
+	g.warn(loc, fmt.Sprintf("%s should be true or false, not %v; ignored", key, v))
+	return false, false
+}
+
+// extBoolValue reads an extension's boolean: true or false, also as the
+// strings (any case, surrounding space ignored).
+func extBoolValue(v any) (value, ok bool) {
 	switch x := v.(type) {
 	case bool:
 		return x, true
@@ -186,7 +196,6 @@ func (g *generator) extBool(ext map[string]any, key, loc string) (value, ok bool
 			return true, true
 		}
 	}
-	g.warn(loc, fmt.Sprintf("%s should be true or false, not %v; ignored", key, v))
 	return false, false
 }
 

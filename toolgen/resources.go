@@ -169,16 +169,10 @@ func (g *generator) resourceSelected(op openapi.Operation) (resourceSpec, bool) 
 // strings) or an object. Unknown object fields are warned about and
 // ignored; a field of the wrong type or a bad pollInterval is an error.
 func (g *generator) parseResourceExt(v any, loc string) (spec resourceSpec, on bool, err error) {
+	if b, ok := extBoolValue(v); ok {
+		return spec, b, nil
+	}
 	switch x := v.(type) {
-	case bool:
-		return spec, x, nil
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "true":
-			return spec, true, nil
-		case "false":
-			return spec, false, nil
-		}
 	case map[string]any:
 		for _, k := range sortedKeysOf(x) {
 			f := x[k]
