@@ -505,18 +505,29 @@ func requireSpread(t *testing.T, env *replicaEnv, admitted, calls int) {
 // them) from replica i's /metrics; a series not written yet is 0.
 func scrapeMetric(t *testing.T, env *replicaEnv, i int, series string) float64 {
 	t.Helper()
+	return scrapeMetrics(t, env, i)[series]
+}
+
+// scrapeMetrics reads replica i's /metrics: each series (name and labels
+// as the text format writes them) and its value.
+func scrapeMetrics(t *testing.T, env *replicaEnv, i int) map[string]float64 {
+	t.Helper()
 	resp, err := env.hc.Get(env.base(i) + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			require.NoError(t, err, "%s on replica %d", series, i)
-			return f
+		line := sc.Text()
+		sp := strings.LastIndexByte(line, ' ')
+		if strings.HasPrefix(line, "#") || sp < 0 {
+			continue
 		}
+		f, err := strconv.ParseFloat(line[sp+1:], 64)
+		require.NoError(t, err, "%q on replica %d", line, i)
+		out[line[:sp]] = f
 	}
 	require.NoError(t, sc.Err())
-	return 0
+	return out
 }

@@ -9,7 +9,6 @@ package e2e
 // standalone Redis and on Redis Cluster alike.
 
 import (
-	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -21,7 +20,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -350,21 +348,11 @@ func (e *replicaEnv) pollsByReplica(t *testing.T) []float64 {
 			continue
 		default:
 		}
-		resp, err := e.hc.Get(e.base(i) + "/metrics")
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.HasPrefix(line, "mcpgw_resource_polls_total{") {
-				continue
+		for series, v := range scrapeMetrics(t, e, i) {
+			if strings.HasPrefix(series, "mcpgw_resource_polls_total{") {
+				out[i] += v
 			}
-			f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			require.NoError(t, err, "%q on replica %d", line, i)
-			out[i] += f
 		}
-		require.NoError(t, sc.Err())
-		resp.Body.Close()
 	}
 	return out
 }
