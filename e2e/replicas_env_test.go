@@ -517,16 +517,27 @@ func (e *replicaEnv) openPush(t *testing.T, url, sid, lastID string) *pushStream
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
+	return e.openStream(t, req, cancel, "GET push stream", false)
+}
+
+// openStream sends req (cancel ends it) on the streaming client and reads
+// its SSE answer in the background; what names it in a failure. wantSSE
+// also fails an answer that is not text/event-stream.
+func (e *replicaEnv) openStream(t *testing.T, req *http.Request, cancel context.CancelFunc, what string, wantSSE bool) *pushStream {
+	t.Helper()
 	resp, err := e.stream.Do(req)
 	if err != nil {
 		cancel()
 		require.NoError(t, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK || wantSSE && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
-		t.Fatalf("GET push stream: status %d: %s", resp.StatusCode, b)
+		if wantSSE {
+			t.Fatalf("%s: status %d, %s: %s", what, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		t.Fatalf("%s: status %d: %s", what, resp.StatusCode, b)
 	}
 	s := &pushStream{events: make(chan pushEvent, 1024), cancel: cancel}
 	t.Cleanup(s.close)

@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -390,25 +389,7 @@ func (e *replicaEnv) openListen(t *testing.T, body string) *pushStream {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := e.stream.Do(req)
-	if err != nil {
-		cancel()
-		require.NoError(t, err)
-	}
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cancel()
-		t.Fatalf("subscriptions/listen: status %d, %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
-	}
-	s := &pushStream{events: make(chan pushEvent, 1024), cancel: cancel}
-	t.Cleanup(s.close)
-	go func() {
-		defer resp.Body.Close()
-		s.err = readSSE(resp.Body, func(ev pushEvent) bool { s.events <- ev; return true })
-		close(s.events)
-	}()
-	return s
+	return e.openStream(t, req, cancel, "subscriptions/listen", true)
 }
 
 // nextMessage is the stream's next event as a JSON-RPC message.
