@@ -739,10 +739,14 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	client := ""
 	if s.auth != nil || s.counter != nil {
 		// Only its own principal ends a session, and it stops counting
-		// against its client's cap: both need the record.
-		sess, err := s.lookupSession(r.Context(), sid)
-		if err != nil {
-			return err
+		// against its client's cap: both need the record (not a touch:
+		// it is about to go).
+		sess, fresh := s.cache.lookup(sid, time.Now())
+		if sess == nil || !fresh {
+			var err error
+			if sess, err = s.store.Get(r.Context(), sid); err != nil {
+				return storeError(err)
+			}
 		}
 		if err := s.checkSessionPrincipal(r, sess); err != nil {
 			return err
