@@ -126,14 +126,9 @@ func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string, p *
 		now := time.Now()
 		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner,
 			Principal: s.boundSubject(p), Client: mcp.IdentityOf(p, client), CreatedAt: now, LastSeen: now}
-		if err := s.admitSession(ctx, sess.Client, sess.ID); err != nil {
+		if err := s.createSession(ctx, sess); err != nil {
 			return "", "", false, err
 		}
-		if err := s.store.Create(ctx, sess); err != nil {
-			s.releaseSession(context.WithoutCancel(ctx), sess.Client, sess.ID)
-			return "", "", false, storeError(err)
-		}
-		s.metrics.sessions.Inc()
 		return sess.ID, "", false, nil
 	}
 	sid, event, ok := strings.Cut(lastEventID, ":")

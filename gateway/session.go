@@ -85,14 +85,9 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 		CreatedAt:       now,
 		LastSeen:        now,
 	}
-	if err := s.admitSession(r.Ctx, sess.Client, sess.ID); err != nil {
+	if err := s.createSession(r.Ctx, sess); err != nil {
 		return nil, err
 	}
-	if err := s.store.Create(r.Ctx, sess); err != nil {
-		s.releaseSession(context.WithoutCancel(r.Ctx), sess.Client, sess.ID)
-		return nil, storeError(err)
-	}
-	s.metrics.sessions.Inc()
 	return &initializeResult{
 		ProtocolVersion: sess.ProtocolVersion,
 		Capabilities:    s.capabilities(),
@@ -104,6 +99,20 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 
 // updateSession changes a session record, refreshes this replica's cache and
 // tells the other replicas to drop theirs.
+// createSession stores a new session once the session caps admit it
+// (and gives its place back if the store refuses it).
+func (s *Server) createSession(ctx context.Context, sess *sessions.Session) error {
+	if err := s.admitSession(ctx, sess.Client, sess.ID); err != nil {
+		return err
+	}
+	if err := s.store.Create(ctx, sess); err != nil {
+		s.releaseSession(context.WithoutCancel(ctx), sess.Client, sess.ID)
+		return storeError(err)
+	}
+	s.metrics.sessions.Inc()
+	return nil
+}
+
 func (s *Server) updateSession(ctx context.Context, sid string, fn func(*sessions.Session) error) (*sessions.Session, error) {
 	sess, err := s.store.Update(ctx, sid, fn)
 	if err != nil {
