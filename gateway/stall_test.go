@@ -31,6 +31,15 @@ func TestStalledRedis(t *testing.T) {
 	sid := patient.initialize(t, "2025-11-25")
 	r := patient.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	require.Equal(t, 200, r.status)
+	// The replica hears its own "changed" broadcast of initialized a moment
+	// later and drops its copy: only a copy cached after that serves once
+	// Redis stalls. Request until the copy stays.
+	require.Eventually(t, func() bool {
+		patient.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		time.Sleep(100 * time.Millisecond)
+		cached, _ := patient.srv.cache.lookup(sid, time.Now())
+		return cached != nil
+	}, 5*time.Second, 10*time.Millisecond)
 
 	srv.Pause()
 	defer srv.Resume()
