@@ -23,44 +23,27 @@ import (
 // the operation, with the method in detail.
 func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
 	return func(r *mcp.Request) (any, error) {
-		if r.Method != "tools/call" {
-			start := time.Now()
-			res, err := next(r)
-			if r.Backend != "" {
-				e := s.auditEntry(r, start)
-				e.Tool, e.BackendStatus, e.Arguments = r.Backend, r.BackendStatus, nil
-				e.Outcome, e.Detail = audit.OutcomeOK, r.Method
-				if errors.Is(err, mcp.ErrCancelled) {
-					e.Outcome = audit.OutcomeCancelled
-				} else if err != nil {
-					e.Outcome = audit.OutcomeError
-					var rerr *mcp.Error
-					if errors.As(err, &rerr) {
-						if kind := errorKind(rerr); kind != "" && kind != "backend_error" && kind != "backend_timeout" && kind != "tool_error" {
-							e.Outcome, e.Reason = audit.OutcomeDenied, kind
-						}
-						e.Detail = r.Method + ": " + mcp.TruncateTo(rerr.Message, 200, "…")
-					}
-				}
-				s.audit.Record(e)
-			}
-			return res, err
-		}
 		start := time.Now()
 		res, err := next(r)
+		if r.Method != "tools/call" && r.Backend == "" {
+			return res, err
+		}
 		e := s.auditEntry(r, start)
+		if r.Method != "tools/call" {
+			e.Tool, e.BackendStatus, e.Arguments, e.Detail = r.Backend, r.BackendStatus, nil, r.Method
+		}
 		switch {
-		case errors.Is(err, mcp.ErrCancelled):
-			e.Outcome = audit.OutcomeCancelled
 		case err != nil:
-			e.Outcome = audit.OutcomeError
+			e.Outcome, e.Reason = errorOutcome(err)
 			var rerr *mcp.Error
 			if errors.As(err, &rerr) {
-				if kind := errorKind(rerr); kind != "" {
-					e.Outcome, e.Reason = audit.OutcomeDenied, kind
-				}
 				e.Detail = mcp.TruncateTo(rerr.Message, 200, "…")
+				if r.Method != "tools/call" {
+					e.Detail = r.Method + ": " + e.Detail
+				}
 			}
+		case r.Method != "tools/call":
+			e.Outcome = audit.OutcomeOK
 		default:
 			e.Outcome = audit.OutcomeOK
 			if p, ok := res.(*mcp.PooledResult); ok {
@@ -76,6 +59,24 @@ func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
 		s.audit.Record(e)
 		return res, err
 	}
+}
+
+// errorOutcome is how the audit log records a request that failed:
+// cancelled, denied (its error names a refusal's kind) or an error (a
+// backend's failure is not a refusal).
+func errorOutcome(err error) (outcome, reason string) {
+	if errors.Is(err, mcp.ErrCancelled) {
+		return audit.OutcomeCancelled, ""
+	}
+	var rerr *mcp.Error
+	if errors.As(err, &rerr) {
+		switch kind := errorKind(rerr); kind {
+		case "", "backend_error", "backend_timeout", "tool_error":
+		default:
+			return audit.OutcomeDenied, kind
+		}
+	}
+	return audit.OutcomeError, ""
 }
 
 // errorKind is the denial an error reports in its data (kind), if any.
