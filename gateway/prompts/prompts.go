@@ -386,7 +386,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 		// When what a caller sees depends on its scopes (an anonymous
 		// caller would see less), no cache may share the list.
 		nobody := &mcp.Request{Ctx: r.Ctx, Era: r.Era, Version: r.Version, Stamp: r.Stamp}
-		if len(f.visible(nobody)) < len(f.listed) {
+		if slices.ContainsFunc(f.listed, func(l listedPrompt) bool { return !f.permitted(nobody, f.byName[l.Name]) }) {
 			res.CacheScope = "private"
 		}
 	}
