@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -45,15 +46,23 @@ func (p *postReply) Notify(method string, params any) {
 		p.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return
 	}
+	_ = p.Send(data) // a gone client is not an error here
+}
+
+// errAnswered: the request has its response; nothing more goes on its stream.
+var errAnswered = errors.New("the request has been answered")
+
+// Send implements mcp.Messenger: one message on the answer's SSE stream.
+func (p *postReply) Send(data []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
-		return
+		return errAnswered
 	}
 	if p.sse == nil {
 		p.sse = startSSE(p.w)
 	}
-	_ = p.sse.event("", data) // a gone client is not an error here
+	return p.sse.event("", data)
 }
 
 func (p *postReply) finish(id json.RawMessage, result any, rerr *mcp.Error) {

@@ -44,3 +44,13 @@ func CapabilityFor(method string) string {
 	}
 	return ""
 }
+
+// Messenger is a Sink that also carries whole JSON-RPC messages on the
+// request's stream: the session era's server→client requests travel on
+// the POST stream of the request they belong to.
+type Messenger interface {
+	Sink
+	// Send writes one encoded JSON-RPC message; an error means it did not
+	// reach the stream (the client is gone, the request has answered).
+	Send(msg []byte) error
+}
