@@ -15,6 +15,12 @@ type Options struct {
 	// and x-mcp: an operation may be a resource, a tool or both. Empty
 	// means only x-mcp-resource selects.
 	ResourceOperations []string
+	// ConfirmOperations marks the tools a glob matches as needing the
+	// user's confirmation before each call (Tool.Confirm, with the
+	// gateway's own message), as x-mcp-confirm does. A glob matches a tool
+	// by its name or as Include's do (operationId, tag, path); it wins over
+	// x-mcp-confirm: false. Empty means only x-mcp-confirm marks.
+	ConfirmOperations []string
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int

@@ -84,6 +84,18 @@
 // anything else is wrapped as {"result": <schema>} and the call path wraps
 // structuredContent the same way.
 //
+// # Confirmation and asynchronous operations
+//
+// x-mcp-confirm: true, or a message, sets Tool.Confirm: the gateway has the
+// user confirm each call before it is sent, with that message or its own.
+// Options.ConfirmOperations marks tools the same way by glob (a tool's
+// name, or what Include's globs match), also over x-mcp-confirm: false.
+// x-mcp-async: true marks an operation whose 202 Accepted answer's
+// Location header is a status URL to poll for the final answer;
+// {"location": "/statusUrl"} names, as a JSON pointer, where in the 202
+// body that URL is (Binding.Async). Other values of either are warnings,
+// and ignored.
+//
 // # Resources
 //
 // A GET operation is also an MCP resource (a ResourceOp) when it says

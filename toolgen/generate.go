@@ -66,7 +66,7 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("toolgen: no document")
 	}
-	for _, g := range slices.Concat(opts.Include, opts.Exclude, opts.ResourceOperations) {
+	for _, g := range slices.Concat(opts.Include, opts.Exclude, opts.ResourceOperations, opts.ConfirmOperations) {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("toolgen: glob %q: %w", g, err)
 		}
@@ -277,6 +277,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 		b.Security = g.doc.Security
 	}
 	b.Scopes = ScopeAlternatives(b.Security, g.doc.Components)
+	b.Async = g.async(op)
 
 	params, err := g.params(op)
 	if err != nil {
@@ -311,6 +312,7 @@ func (g *generator) tool(op openapi.Operation, name string) (*Tool, error) {
 		InputSchema:  g.fit(loc, "inputSchema", g.inputSchema(props, required, in)),
 		OutputSchema: out,
 		Annotations:  annotations(op.Method, title),
+		Confirm:      g.confirm(op, name),
 		Binding:      b,
 	}
 	return t, nil

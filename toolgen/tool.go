@@ -20,6 +20,11 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
 
+	// Confirm, when set, asks the gateway to have the user confirm each
+	// call before it is sent (x-mcp-confirm, Options.ConfirmOperations;
+	// confirm.go). It is not part of the listed tool.
+	Confirm *Confirm `json:"-"`
+
 	// Binding is what the call path (toolgen/call) needs to turn the
 	// tool's arguments into a request. Read-only once generated.
 	Binding *Binding `json:"-"`
@@ -67,6 +72,11 @@ type Binding struct {
 	// OutputSchema is the declared outputSchema (the same bytes as the
 	// tool's), which the call path checks every structuredContent against.
 	OutputSchema json.RawMessage
+	// Async, when set, marks the operation asynchronous (x-mcp-async,
+	// async.go): its 202 Accepted answer names a status URL that the call
+	// path polls until the final answer. nil: a 202 is polled only when it
+	// has a Location header.
+	Async *AsyncSpec
 }
 
 // ParamBinding is one parameter and the argument that carries it.

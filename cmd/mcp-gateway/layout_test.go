@@ -79,6 +79,7 @@ func TestPackageLayout(t *testing.T) {
 		"sessions":               {},
 		"sessions/subscriptions": {"internal/redisx"},
 		"sessions/documents":     {"internal/redisx"},
+		"sessions/pending":       {"internal/redisx"},
 		"pubsub":                 {},
 		"pubsub/lease":           {"internal/redisx"},
 		"quota":                  {"internal/redisx"},
@@ -89,6 +90,8 @@ func TestPackageLayout(t *testing.T) {
 		// cmd/mcp-gateway builds and hands to gateway through Deps.
 		"gateway/auth":  {"gateway/mcp"},
 		"gateway/audit": {"internal/lograte"},
+		// The sealed MRTR requestState: the standard library only.
+		"gateway/mrtr": {},
 	}
 	for _, f := range features {
 		allowed[f] = []string{"gateway/mcp", "toolgen", "toolgen/call", "openapi", "quota", "sessions", "pubsub", "internal/jsonlex", "internal/lograte"}

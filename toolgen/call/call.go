@@ -20,7 +20,9 @@ package call
 //     client: the Caller is given no incoming request, only arguments), and
 //     the token obtained from a configured token endpoint (tokens.go);
 //  5. send it with the caller's context and a per-operation timeout, then map
-//     the response (response.go).
+//     the answer: a response (response.go), a request for input
+//     (input.go), an event stream (stream.go) or an asynchronous
+//     operation, polled to its end (async.go).
 //
 // Everything that depends only on the binding (path template, serialization
 // methods, credential placement, Accept header, validation route) is worked
@@ -294,29 +296,88 @@ func (c *Caller) timeoutOf(t *toolgen.Tool, p *callPlan) time.Duration {
 // calling goroutine, and its result may view a pooled buffer (the backend's
 // body) instead of copying it. Release the result once its response is
 // written; anything kept longer must be a Copy.
+//
+// It is CallWith without input rounds: a backend that asks for input gets
+// an error result saying the call cannot provide it.
 func (c *Caller) CallPooled(ctx context.Context, t *toolgen.Tool, args json.RawMessage, observe Observer) *mcp.PooledResult {
-	if observe == nil {
-		observe = func(Progress) {}
+	res, in := c.CallWith(ctx, t, args, CallOptions{Observe: observe})
+	if in != nil {
+		res = mcp.Pooled(mcp.ErrorResult(fmt.Sprintf("the backend asked for input (%s) that this call cannot provide", in.methods())))
+		res.SetBackendStatus(in.Status)
+	}
+	return res
+}
+
+// CallWith is CallPooled for a call that may take several rounds: a
+// backend may answer with a request for input (input.go) instead of a
+// result, and the next round repeats the request with opts.Input. Exactly
+// one of the returns is non-nil. Besides a plain response, the answer may
+// be an event stream (stream.go) or an asynchronous operation's 202
+// (async.go), each read to its end within the call's timeout.
+func (c *Caller) CallWith(ctx context.Context, t *toolgen.Tool, args json.RawMessage, opts CallOptions) (*mcp.PooledResult, *InputRequired) {
+	x := exchange{c: c, parent: ctx, observe: opts.Observe}
+	if x.observe == nil {
+		x.observe = func(Progress) {}
+	}
+	if opts.Input != nil {
+		if fail := opts.Input.check(); fail != nil {
+			return mcp.Pooled(fail), nil
+		}
 	}
 	out, cancel, fail := c.prepare(ctx, t, args)
 	defer cancel()
 	if fail != nil {
-		return mcp.Pooled(fail)
+		return mcp.Pooled(fail), nil
 	}
-	observe(Progress{Stage: StageSent})
+	x.out = &out
+	setInputHeaders(out.req, opts.Input)
+	x.observe(Progress{Stage: StageSent})
 	resp, err := c.client.Do(out.req)
 	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err))
+		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err)), nil
 	}
 	defer resp.Body.Close()
-	observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
-	mapped, err := c.mapResponse(out.plan, out.req.Method, out.publicURL, resp, out.secrets)
-	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err))
+	x.observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
+	return x.answer(resp, out.req.Method, out.publicURL, true)
+}
+
+// exchange is one call's state after its request was built.
+type exchange struct {
+	c       *Caller
+	parent  context.Context // the caller's context
+	out     *outgoing
+	observe Observer // never nil
+}
+
+// answer maps one backend answer, by what it is: a request for input (any
+// status), an event stream (2xx), the 202 of an asynchronous operation
+// (first: not a status poll's answer), else a response (response.go).
+// The caller closes resp.Body.
+func (x *exchange) answer(resp *http.Response, method, publicURL string, first bool) (*mcp.PooledResult, *InputRequired) {
+	mt, _ := parseMediaType(resp.Header.Get("Content-Type"))
+	var (
+		res *mcp.PooledResult
+		in  *InputRequired
+		err error
+	)
+	switch {
+	case mt == inputRequiredType:
+		in, res, err = x.inputRequired(resp)
+	case mt == eventStreamType && resp.StatusCode >= 200 && resp.StatusCode <= 299 && method != http.MethodHead:
+		res, err = x.stream(resp, method, publicURL)
+	case first && x.pollsAccepted(resp):
+		return x.poll(resp)
+	default:
+		res, err = x.c.mapResponse(x.out.plan, method, publicURL, resp, x.out.secrets)
 	}
-	mapped.SetBackendStatus(resp.StatusCode)
-	observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
-	return mapped
+	if err != nil {
+		return mcp.Pooled(x.c.transportFailure(x.parent, x.out.callCtx, x.out.timeout, err)), nil
+	}
+	if res != nil {
+		res.SetBackendStatus(resp.StatusCode)
+	}
+	x.observe(Progress{Stage: StageMapped, Status: resp.StatusCode})
+	return res, in
 }
 
 // outgoing is a backend request ready to send, with what reading its

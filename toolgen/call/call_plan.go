@@ -50,6 +50,8 @@ type callPlan struct {
 	// output checks structuredContent against the declared outputSchema
 	// (output.go); nil when there is none.
 	output *outputCheck
+	// async is binding.Async: how a 202 names its status URL (async.go).
+	async *toolgen.AsyncSpec
 }
 
 // pathPiece is a literal run of the path template or one parameter.
@@ -129,6 +131,7 @@ func (c *Caller) newPlan(b *toolgen.Binding) (*callPlan, error) {
 		hasOutput: b.HasOutputSchema,
 		wrapped:   b.OutputIsWrapped,
 		outputOff: b.OutputOff,
+		async:     b.Async,
 	}
 	if b.HasOutputSchema {
 		p.output = compileOutput(b.OutputSchema)
@@ -262,7 +265,10 @@ func newParamPlan(pb toolgen.ParamBinding, creds credentialSet) (paramPlan, erro
 			// response is framed or decoded; cookies come from cookie
 			// parameters.
 			"Accept-Encoding", "Host", "Content-Length", "Transfer-Encoding",
-			"Connection", "Te", "Trailer", "Upgrade", "Cookie", "Proxy-Authorization":
+			"Connection", "Te", "Trailer", "Upgrade", "Cookie", "Proxy-Authorization",
+			// The answers to a backend's input requests (input.go): an
+			// argument must not forge them.
+			headerInputResponses, headerRequestState:
 			pp.dropped = true
 		}
 	}

@@ -3,7 +3,9 @@
 // validated HTTP request to the backend, adds the configured backend
 // credentials, sends it, and maps the response to an MCP tool result
 // (gateway/mcp content types). Caller is the entry point; CallPooled is the
-// hot path, whose result may view a pooled buffer (see mcp.PooledResult).
+// hot path, whose result may view a pooled buffer (see mcp.PooledResult);
+// CallWith also returns a backend's request for input (InputRequired) and
+// takes the answers on the next round (InputAnswer).
 // Fetch is the same request path for a REST-backed resource: a GET whose
 // raw body (credentials redacted) and media type are returned, optionally
 // conditional (If-None-Match / If-Modified-Since) for change polling.
