@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 )
 
 // auditMiddleware records every tools/call that passes the chain, and every
@@ -46,6 +47,9 @@ func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
 			e.Outcome = audit.OutcomeOK
 		default:
 			e.Outcome = audit.OutcomeOK
+			if _, ok := res.(*tools.InputRequiredResult); ok {
+				e.Outcome = audit.OutcomeInputRequired
+			}
 			if p, ok := res.(*mcp.PooledResult); ok {
 				e.BackendStatus = p.BackendStatus()
 				switch {

@@ -179,6 +179,7 @@ func (s *Server) listenReplicas(ctx context.Context) {
 				s.cache.drop(b.Session)
 			case kindEnded:
 				s.cache.end(b.Session, time.Now())
+				s.endWaiters(b.Session)
 			case kindCancel:
 				s.cancelLocal(b.Session, b.Request)
 			}

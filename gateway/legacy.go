@@ -90,7 +90,7 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 		start = logStart
 	}
 	if sse.named(sid+":"+start, "endpoint", []byte(s.legacyEndpoint()+"?sessionId="+sid)) == nil &&
-		(!gap || sse.event("", gapNotice()) == nil) {
+		(!gap || sse.event(sid+":"+logStart, gapNotice()) == nil) {
 		end = s.pumpSession(ctx, sse, sid, cursor, sub.C(), sid+":")
 	}
 	if end == pumpClientGone {
@@ -267,7 +267,7 @@ func (s *Server) takeLegacyMessage(w http.ResponseWriter, r *http.Request) error
 	case msg.isNotification():
 		s.sessionNotification(r.Context(), sess, msg)
 	case msg.isResponse():
-		// Answers to server→client requests: the gateway sends none yet.
+		s.routeResponse(r.Context(), sess.ID, msg)
 	default:
 		if err := s.startLegacyRequest(r, sess, msg); err != nil {
 			return err

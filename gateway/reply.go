@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
 // replier receives the outcome of one dispatched request.
@@ -22,20 +23,52 @@ type replier interface {
 }
 
 // postReply answers one POSTed request. It starts as a plain JSON response
-// and switches to an SSE stream the first time the request has a
-// notification to send before its result: JSON when that is all the call
-// needs, a stream when it needs more.
+// and switches to an SSE stream the first time the request has a message
+// to send before its result: JSON when that is all the call needs, a
+// stream when it needs more.
+//
+// In a session (newSessionReply) the stream is resumable: each of its
+// messages is appended to the session's log, tagged with the stream
+// (streamlog.go), then written with the log's id, so a client that loses
+// the stream resumes it with GET + Last-Event-ID on any replica, and a
+// message outlives a dead connection. A 2025-11-25 stream opens with a
+// priming event. When the server shuts down under a running call, serve
+// closes the stream with a retry hint and the call goes on; what it sends
+// still goes to the log. A JSON answer costs no store round trip.
 type postReply struct {
 	w   http.ResponseWriter
 	srv *Server
+	// sid and version are set in a session; token names the stream once
+	// it opens.
+	sid, version, token string
 
-	mu   sync.Mutex
-	sse  *sseWriter // non-nil once switched to SSE
+	mu  sync.Mutex
+	sse *sseWriter // non-nil once switched to SSE
+	// done: answered (or cancelled).
 	done bool
+	// gone: the connection takes no more writes (the client left, or the
+	// stream was closed under the call); the log still gets every message.
+	gone bool
+	// resumable: the client holds an id to resume the stream from.
+	resumable bool
+	// closing: the server shuts down; close the stream once it is resumable.
+	closing bool
+	// ended: the call returned. detached: serve returned before it did;
+	// early is closed then.
+	ended    bool
+	detached bool
+	early    chan struct{}
 }
 
+// newPostReply answers a stateless request: its stream has no ids.
 func newPostReply(w http.ResponseWriter, s *Server) *postReply {
 	return &postReply{w: w, srv: s}
+}
+
+// newSessionReply answers a session-era request: its stream is logged and
+// resumable.
+func (s *Server) newSessionReply(w http.ResponseWriter, sess *sessions.Session) *postReply {
+	return &postReply{w: w, srv: s, sid: sess.ID, version: sess.ProtocolVersion}
 }
 
 // Notify implements mcp.Sink: the first notification turns the answer into
@@ -53,16 +86,72 @@ func (p *postReply) Notify(method string, params any) {
 var errAnswered = errors.New("the request has been answered")
 
 // Send implements mcp.Messenger: one message on the answer's SSE stream.
+// In a session a message that reached the log has reached the stream,
+// connection or not.
 func (p *postReply) Send(data []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
 		return errAnswered
 	}
-	if p.sse == nil {
-		p.sse = startSSE(p.w)
+	p.open()
+	if p.sid == "" {
+		return p.sse.event("", data)
 	}
-	return p.sse.event("", data)
+	logged, kind := data, kindMessage
+	if len(data) > maxLoggedMessage {
+		logged, kind = nil, kindDropped
+	}
+	return p.emit(kind, logged, data)
+}
+
+// open switches the answer to SSE; a 2025-11-25 session's stream starts
+// with its priming event. Callers hold p.mu.
+func (p *postReply) open() {
+	if p.sse != nil {
+		return
+	}
+	p.sse = startSSE(p.w)
+	if p.sid == "" {
+		return
+	}
+	p.token = newStreamToken(postStreamKind)
+	if !primes(p.version) {
+		return
+	}
+	id, err := p.srv.logStreamEvent(p.sid, p.token, kindPrimer, nil)
+	if err != nil {
+		p.srv.logLimited(context.Background(), slog.LevelWarn, "logging a stream's priming event failed", "err", err, "session", shortID(p.sid))
+		return
+	}
+	p.resumable = true
+	if p.sse.prime(streamEventID(id, p.token)) != nil {
+		p.gone = true
+	}
+}
+
+// emit logs one event of a session's stream and writes live (when not
+// nil) with the log's id. It fails only when the message reached neither
+// the log nor the connection. Callers hold p.mu.
+func (p *postReply) emit(kind logKind, logged, live []byte) error {
+	id, err := p.srv.logStreamEvent(p.sid, p.token, kind, logged)
+	evID := ""
+	if err != nil {
+		// Written without an id: better than not at all.
+		p.srv.logLimited(context.Background(), slog.LevelWarn, "logging a stream's message failed", "err", err, "session", shortID(p.sid))
+	} else {
+		evID, p.resumable = streamEventID(id, p.token), true
+	}
+	if live != nil && !p.gone && p.sse.event(evID, live) != nil {
+		p.gone = true
+	}
+	if p.closing && p.resumable && !p.done {
+		p.close()
+	}
+	if err != nil && (p.gone || live == nil) {
+		return err
+	}
+	return nil
 }
 
 func (p *postReply) finish(id json.RawMessage, result any, rerr *mcp.Error) {
@@ -82,12 +171,23 @@ func (p *postReply) finish(id json.RawMessage, result any, rerr *mcp.Error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	*buf, _ = p.srv.encodeResponse(*buf, id, result, rerr)
-	_ = p.sse.event("", *buf)
-	p.sse.release()
+	if p.sid == "" {
+		_ = p.sse.event("", *buf)
+	} else {
+		logged := *buf
+		if len(logged) > maxLoggedMessage {
+			logged = p.srv.tooBigToLog(id)
+		}
+		_ = p.emit(kindFinal, logged, *buf)
+	}
+	if !p.detached {
+		p.sse.release()
+	}
 }
 
 // cancelled ends the exchange without a response: an empty event stream
-// when nothing was sent yet, so the client sees a clean end of stream.
+// when nothing was sent yet, so the client sees a clean end of stream; a
+// logged stream records its end, for a resumed one to end too.
 func (p *postReply) cancelled() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -97,7 +197,105 @@ func (p *postReply) cancelled() {
 	p.done = true
 	if p.sse == nil {
 		p.sse = startSSE(p.w)
+		return
 	}
+	if p.sid != "" {
+		_ = p.emit(kindEnd, nil, nil)
+	}
+}
+
+// serve runs fn, which dispatches the request, and returns when the
+// answer is complete; or, in a session whose answer streams, once the
+// stream is closed because the server shuts down: the call goes on
+// (DrainBackground waits for it) and what it sends goes to the log only,
+// for the client to resume on another replica. A 2025-11-25 answer still
+// JSON is turned into a primed stream to close; an older one waits for
+// its result. A panic in fn is raised again here while serve waits.
+func (p *postReply) serve(fn func()) {
+	p.early = make(chan struct{})
+	ended := make(chan any, 1)
+	go func() {
+		var panicked any
+		defer func() {
+			p.mu.Lock()
+			p.ended = true
+			detached := p.detached
+			p.mu.Unlock()
+			if !detached {
+				ended <- panicked
+				return
+			}
+			if panicked != nil {
+				p.srv.log.Error("a request running after its stream closed panicked", "panic", panicked, "session", shortID(p.sid))
+				p.cancelled() // a resumed stream ends, without an answer
+			}
+			p.srv.background.Done()
+		}()
+		defer func() { panicked = recover() }()
+		fn()
+	}()
+	select {
+	case v := <-ended:
+		repanic(v)
+		return
+	case <-p.srv.done:
+	}
+	if p.shutdown() {
+		return
+	}
+	select {
+	case v := <-ended:
+		repanic(v)
+	case <-p.early:
+	}
+}
+
+func repanic(v any) {
+	if v != nil {
+		panic(v)
+	}
+}
+
+// shutdown closes a session's stream under its running call when the
+// client can resume it; it reports whether it did.
+func (p *postReply) shutdown() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || p.ended || p.sid == "" {
+		return false
+	}
+	if p.sse == nil && primes(p.version) {
+		p.open()
+	}
+	if p.sse == nil || !p.resumable {
+		p.closing = true // once the stream has an id
+		return false
+	}
+	return p.close()
+}
+
+// close ends the stream with a retry hint and lets serve return, handing
+// the call to DrainBackground (unless that already finished waiting: then
+// the stream stays). Callers hold p.mu.
+func (p *postReply) close() bool {
+	if p.detached || p.early == nil || p.ended {
+		return p.detached
+	}
+	s := p.srv
+	s.bgMu.Lock()
+	if s.bgClosed {
+		s.bgMu.Unlock()
+		return false
+	}
+	s.background.Add(1)
+	s.bgMu.Unlock()
+	if !p.gone {
+		_ = p.sse.retry(retryMillis)
+	}
+	p.sse.release()
+	p.gone, p.detached = true, true
+	close(p.early)
+	return true
 }
 
 // releaseResult lets a tool result's body buffer be reused
@@ -188,6 +386,24 @@ func (s *sseWriter) retry(ms int) error {
 	return s.rc.Flush()
 }
 
+// prime writes the priming event: a resumption point and the retry delay.
+func (s *sseWriter) prime(id string) error {
+	s.deadline()
+	buf := make([]byte, 0, len(id)+32)
+	buf = append(buf, "id: "...)
+	buf = append(buf, id...)
+	buf = append(buf, "\nretry: "...)
+	buf = append(buf, retryText...)
+	buf = append(buf, "\ndata: \n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// retryText is retryMillis as the retry field carries it.
+var retryText = strconv.Itoa(retryMillis)
+
 // writeResult writes a JSON-RPC response as a plain JSON body.
 func (s *Server) writeResult(w http.ResponseWriter, status int, id json.RawMessage, result any, rerr *mcp.Error) {
 	if rerr != nil && rerr.Status != 0 {
@@ -268,6 +484,11 @@ func (k sessionSink) Notify(method string, params any) {
 		return
 	}
 	k.srv.pushToSession(k.sid, data)
+}
+
+// Send implements mcp.Messenger: a whole message on the session's stream.
+func (k sessionSink) Send(data []byte) error {
+	return k.srv.appendToSession(context.Background(), k.sid, data)
 }
 
 // pushToSession appends a message to a session's event log and wakes the

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +21,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/completion"
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
 	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
@@ -29,6 +32,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
 	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
@@ -145,9 +149,39 @@ type Config struct {
 	// WebhookSecret, when set, serves POST /webhooks/resources: change
 	// events from the backend signed with it (HMAC-SHA256).
 	WebhookSecret []byte
-	// Replica names this replica (leases, listen subscriptions). Empty
-	// means a random name.
+	// Replica names this replica (leases, listen subscriptions, the bus
+	// topic client answers are routed to). Empty means a random name.
 	Replica string
+	// ServerRequestTimeout bounds how long a call waits for the client's
+	// answer to a server→client request (session era), and how long a
+	// 2026-07-28 requestState stays valid. Zero means 60s.
+	ServerRequestTimeout time.Duration
+	// MaxPendingPerSession caps a session's server→client requests
+	// waiting for answers (all replicas); one more is refused. Zero means
+	// 100.
+	MaxPendingPerSession int
+	// MaxInputRounds bounds how often a backend may ask for input in one
+	// call. Zero means 5.
+	MaxInputRounds int
+	// MaxInputBytes bounds the client's answers passed to a backend in
+	// one round. Zero means 64 KiB.
+	MaxInputBytes int
+	// ConfirmWithoutElicitation lets calls that need the user's
+	// confirmation run when the client cannot elicit (confirm_without_
+	// elicitation: allow); false refuses them (deny, the default).
+	ConfirmWithoutElicitation bool
+	// ProgressHeartbeat is the interval of the progress notifications a
+	// slow call sends while it waits for its backend, to a client that
+	// asked for progress. Zero means 10s; negative disables them.
+	ProgressHeartbeat time.Duration
+	// KeepCallsOnDisconnect keeps a session-era call running when the
+	// client closes its POST (cancel_on_disconnect: false); by default
+	// the call is cancelled as by notifications/cancelled.
+	KeepCallsOnDisconnect bool
+	// StateKey is the 32-byte key that seals 2026-07-28 requestState
+	// (state_key_file). Empty means one generated once per deployment and
+	// kept in the store.
+	StateKey []byte
 }
 
 func (c Config) withDefaults() Config {
@@ -200,6 +234,26 @@ func (c Config) withDefaults() Config {
 	if c.SessionCacheTTL <= 0 {
 		c.SessionCacheTTL = 2 * time.Second
 	}
+	if c.Replica == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		c.Replica = "r" + hex.EncodeToString(b[:])
+	}
+	if c.ServerRequestTimeout <= 0 {
+		c.ServerRequestTimeout = 60 * time.Second
+	}
+	if c.MaxPendingPerSession <= 0 {
+		c.MaxPendingPerSession = 100
+	}
+	if c.MaxInputRounds <= 0 {
+		c.MaxInputRounds = 5
+	}
+	if c.MaxInputBytes <= 0 {
+		c.MaxInputBytes = 64 << 10
+	}
+	if c.ProgressHeartbeat == 0 {
+		c.ProgressHeartbeat = 10 * time.Second
+	}
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = subscriptions.DefaultMaxPerSubscriber // the store's, when it comes in Deps
 	}
@@ -231,6 +285,10 @@ type Deps struct {
 	// Lease holds the leases that make one replica poll each URI; nil
 	// means a lease.Memory (one replica).
 	Lease lease.Lease
+	// Pending records the server→client requests waiting for answers, the
+	// spent 2026-07-28 requestStates and the shared state key; nil means
+	// a pending.Memory (one replica).
+	Pending pending.Store
 	// Audit receives one record per tools/call; nil means none.
 	Audit *audit.Writer
 	// Logger receives the gateway's own log; nil means slog.Default().
@@ -325,6 +383,13 @@ type Server struct {
 	// sweepers are the other in-process stores that drop expired entries
 	// only when asked (subscriptions, leases).
 	sweepers []sessions.Sweeper
+
+	// pending and waiters: the server→client requests waiting for the
+	// client's answers (ask.go); stateSealer seals requestState.
+	pending     pending.Store
+	waitersMu   sync.Mutex
+	waiters     map[waiterKey]waiter
+	stateSealer atomic.Pointer[mrtr.Sealer]
 }
 
 type inflightKey struct{ session, id string }
@@ -402,6 +467,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics:    newMetrics(deps.Metrics),
 		methods:    map[string]method{},
 		middleware: deps.Middleware,
+		pending:    deps.Pending,
+		waiters:    map[waiterKey]waiter{},
+	}
+	if s.pending == nil {
+		s.pending = pending.NewMemory()
+	}
+	if sw, ok := s.pending.(sessions.Sweeper); ok {
+		s.sweepers = append(s.sweepers, sw)
 	}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: StoreTTL(cfg.SessionTTL)})
@@ -434,8 +507,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy},
-		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics})
+	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy,
+		MaxInputRounds: cfg.MaxInputRounds, MaxInputBytes: cfg.MaxInputBytes, InputTimeout: cfg.ServerRequestTimeout, MaxPending: cfg.MaxPendingPerSession,
+		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation, ProgressHeartbeat: cfg.ProgressHeartbeat},
+		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics, Input: inputAsker{s}})
 	s.tools.Register(router{s})
 	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources},
 		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.permits}); err != nil {
@@ -544,6 +619,7 @@ func (s *Server) Run(ctx context.Context) error {
 		})
 	}
 	wg.Go(func() { s.listenReplicas(ctx) })
+	wg.Go(func() { s.listenAnswers(ctx) })
 	wg.Go(func() { s.watch.Run(ctx) })
 	defer wg.Wait()
 

@@ -20,9 +20,10 @@ const replayBatch = 256
 // keep-alives are off.
 const legacyPoll = 5 * time.Second
 
-// serveGET opens a session's push stream. Its events come from the
-// session's event log, so a stream can be resumed on any replica with
-// Last-Event-ID; wake-up hints on the bus say when to read the log again.
+// serveGET opens a session's push stream, or resumes a POST stream its
+// Last-Event-ID names. Events come from the session's event log, so a
+// stream can be resumed on any replica with Last-Event-ID; wake-up hints
+// on the bus say when to read the log again.
 func (s *Server) serveGET(w http.ResponseWriter, r *http.Request) {
 	if err := s.openPushStream(w, r); err != nil {
 		s.fail(w, r, nil, err)
@@ -41,7 +42,8 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 	if !accepts(r, "text/event-stream") {
 		return reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 	}
-	if _, err := s.sessionFor(r, sid); err != nil {
+	sess, err := s.sessionFor(r, sid)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -52,21 +54,49 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 
-	cursor, gap, err := s.streamCursor(ctx, sid, r.Header.Get(headerLastEventID))
-	if err != nil {
+	last := r.Header.Get(headerLastEventID)
+	if namesPostStream(last) {
+		return s.resumePostStream(w, r, sess, sub.C(), last)
+	}
+	logID, prev := splitEventID(last)
+	if prev != "" && !validStreamToken(prev, pushStreamKind) {
+		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", mcp.Truncate(last))
+	}
+	// A client that resumes its stream replaces it: the one it names is gone.
+	p := &pushStream{srv: s, sid: sid, token: newStreamToken(pushStreamKind), resume: last != "", replaces: prev}
+	var gap bool
+	if last == "" || logID != "" { // else logStart: from the first retained event
+		if p.cursor, gap, err = s.streamCursor(ctx, sid, logID); err != nil {
+			return err
+		}
+	}
+	if err := p.register(ctx); err != nil {
+		return err
+	}
+	defer p.release(context.WithoutCancel(ctx))
+	if err := p.awaitPlace(ctx, sub.C(), 2*s.cfg.StoreTimeout); err != nil {
 		return err
 	}
 
 	sse, closeStream := s.openStream(w)
 	defer closeStream()
-	if gap {
-		// Say so rather than leave a silent gap: the client missed events
-		// that are no longer retained.
-		if sse.event("", gapNotice()) != nil {
+	if primes(sess.ProtocolVersion) {
+		start := p.cursor
+		if gap {
+			start = ""
+		}
+		if sse.prime(streamEventID(start, p.token)) != nil {
 			return nil
 		}
 	}
-	s.pumpSession(ctx, sse, sid, cursor, sub.C(), "")
+	if gap {
+		// Say so rather than leave a silent gap: the client missed events
+		// that are no longer retained.
+		if sse.event(streamEventID(logStart, p.token), gapNotice()) != nil {
+			return nil
+		}
+	}
+	s.pushSession(ctx, sse, p, sub.C())
 	return nil
 }
 
@@ -135,10 +165,10 @@ const (
 	pumpSessionEnded                // the session ended or expired
 )
 
-// pumpSession copies a session's log to the stream until the client goes,
-// the session ends, or the server shuts down. Event ids are the log's,
-// after idPrefix. A 2024-11-05 stream (idPrefix set) is its session's
-// life: each keep-alive also keeps the session from idling out.
+// pumpSession copies a 2024-11-05 session's log to its stream until the
+// client goes, the session ends, or the server shuts down. Event ids are
+// the log's, after idPrefix. The stream is its session's life: each
+// keep-alive also keeps the session from idling out.
 func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string) pumpEnd {
 	defer s.local.add(&localStream{sid: sid, principal: principalOf(ctx)})()
 	keepAlive, stop := s.keepAliveTicks()
@@ -158,7 +188,7 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			return pumpSessionEnded // the session ended: end its stream
 		case errors.Is(err, sessions.ErrEventGone):
 			// Fell behind the log's bound: say so, then go on from what is retained.
-			if sse.event("", gapNotice()) != nil {
+			if sse.event(idPrefix+logStart, gapNotice()) != nil {
 				return pumpClientGone
 			}
 			cursor = ""
@@ -167,7 +197,7 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			s.logLimited(ctx, slog.LevelWarn, "reading session stream failed", "err", err, "session", shortID(sid))
 		}
 		for _, e := range evs {
-			if sse.event(idPrefix+e.ID, e.Data) != nil {
+			if le := readLogEvent(e.Data); le.kind == 0 && sse.event(idPrefix+e.ID, le.msg) != nil {
 				return pumpClientGone
 			}
 			cursor = e.ID
@@ -179,7 +209,7 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 		case <-ctx.Done():
 			return pumpClientGone
 		case <-s.done:
-			_ = sse.retry(1000) // tell the client to come back (to another replica) soon
+			_ = sse.retry(retryMillis) // tell the client to come back (to another replica) soon
 			return pumpServerDone
 		case _, ok := <-wake:
 			if !ok {

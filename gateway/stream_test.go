@@ -186,6 +186,10 @@ type slowBackend struct {
 }
 
 func newSlowGateway(t *testing.T) (*testGateway, *slowBackend) {
+	return newSlowGatewayWith(t, Config{})
+}
+
+func newSlowGatewayWith(t *testing.T, cfg Config) (*testGateway, *slowBackend) {
 	b := &slowBackend{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.started <- struct{}{}
@@ -198,7 +202,7 @@ func newSlowGateway(t *testing.T) (*testGateway, *slowBackend) {
 		}
 	}))
 	t.Cleanup(hs.Close)
-	return newGatewayFor(t, Config{}, []byte(slowDoc), hs.URL), b
+	return newGatewayFor(t, cfg, []byte(slowDoc), hs.URL), b
 }
 
 func waitFor(t *testing.T, c chan struct{}, what string) {
@@ -230,7 +234,7 @@ func TestCancelledNotificationAbortsTheBackendCall(t *testing.T) {
 	}
 }
 
-func TestSessionDisconnectIsNotCancellationButStatelessIs(t *testing.T) {
+func TestDisconnectCancelsUnlessKept(t *testing.T) {
 	g, backend := newSlowGateway(t)
 
 	// Stateless: closing the stream cancels the request.
@@ -252,32 +256,41 @@ func TestSessionDisconnectIsNotCancellationButStatelessIs(t *testing.T) {
 	cancel()
 	waitFor(t, backend.cancelled, "the backend to see the stateless cancellation")
 
-	// Session era: a disconnect leaves the call running.
-	sid := g.initialize(t, "2025-06-18")
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	body = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-	req, err = http.NewRequestWithContext(ctx2, http.MethodPost, g.url, strings.NewReader(body))
-	require.NoError(t, err)
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid} {
-		req.Header.Set(k, v)
-	}
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
+	// Session era: a disconnect cancels too (cancel_on_disconnect), or,
+	// with KeepCallsOnDisconnect, leaves the call running until
+	// notifications/cancelled.
+	for _, keep := range []bool{false, true} {
+		g, backend := newSlowGatewayWith(t, Config{KeepCallsOnDisconnect: keep})
+		sid := g.initialize(t, "2025-06-18")
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		body = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+		req, err = http.NewRequestWithContext(ctx2, http.MethodPost, g.url, strings.NewReader(body))
+		require.NoError(t, err)
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid} {
+			req.Header.Set(k, v)
 		}
-	}()
-	waitFor(t, backend.started, "the session backend call")
-	cancel2()
-	select {
-	case <-backend.cancelled:
-		t.Fatal("a session-era disconnect must not cancel the call")
-	case <-time.After(300 * time.Millisecond):
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		waitFor(t, backend.started, "the session backend call")
+		cancel2()
+		if !keep {
+			waitFor(t, backend.cancelled, "the backend to see the disconnect as a cancellation")
+			continue
+		}
+		select {
+		case <-backend.cancelled:
+			t.Fatal("with KeepCallsOnDisconnect a session-era disconnect must not cancel the call")
+		case <-time.After(300 * time.Millisecond):
+		}
+		// An explicit cancellation still works after the disconnect.
+		g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+		waitFor(t, backend.cancelled, "the backend to see the explicit cancellation")
 	}
-	// An explicit cancellation still works after the disconnect.
-	g.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	waitFor(t, backend.cancelled, "the backend to see the explicit cancellation")
 }
 
 func TestIdleSessionsExpireAndActiveOnesLive(t *testing.T) {

@@ -489,15 +489,25 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid
 		s.sessionNotification(r.Context(), sess, msg)
 		w.WriteHeader(http.StatusAccepted)
 	case msg.isResponse():
-		// Answers to server→client requests. The gateway sends none yet;
-		// an unexpected answer is accepted and dropped.
+		// An answer to a server→client request: to the call waiting for
+		// it, on whichever replica; one nobody waits for is dropped.
+		s.routeResponse(r.Context(), sess.ID, msg)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		reply := newPostReply(w, s)
+		reply := s.newSessionReply(w, sess)
 		req := s.sessionRequest(r, sess, msg, meta, reply)
 		done := s.trackInflight(sess.ID, msg.ID, req)
-		defer done()
-		s.dispatch(req, s.sessionHandler(msg.Method), reply)
+		stop := func() {}
+		if !s.cfg.KeepCallsOnDisconnect {
+			stop = s.cancelOnDisconnect(r.Context(), req)
+		}
+		// The call runs on: a stream the server closes at shutdown is
+		// resumed elsewhere while the call finishes here.
+		reply.serve(func() {
+			defer done()
+			defer stop()
+			s.dispatch(req, s.sessionHandler(msg.Method), reply)
+		})
 	}
 	return nil
 }
@@ -562,6 +572,26 @@ func (s *Server) trackInflight(sid string, id json.RawMessage, req *mcp.Request)
 		}
 		s.inflightMu.Unlock()
 	}
+}
+
+// cancelOnDisconnect cancels a session-era request, as
+// notifications/cancelled would, when its POST's client goes away before
+// it is answered (cancel_on_disconnect). Streams the server itself closes
+// on shutdown do not count: their clients resume elsewhere. The returned
+// func stops watching.
+func (s *Server) cancelOnDisconnect(ctx context.Context, req *mcp.Request) (stop func()) {
+	slot, ok := req.Cancel.(*inflightCall)
+	if !ok {
+		return func() {}
+	}
+	stopWatch := context.AfterFunc(ctx, func() {
+		select {
+		case <-s.done:
+		default:
+			slot.cancelCall()
+		}
+	})
+	return func() { stopWatch() }
 }
 
 // canonicalID makes 7, 7.0 and "7" distinct but stable map keys.
@@ -680,6 +710,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		case msg.isNotification():
 			s.sessionNotification(r.Context(), sess, msg)
 		case msg.isResponse():
+			s.routeResponse(r.Context(), sess.ID, msg)
 		default:
 			// Notifications of batched requests go to the session's push stream.
 			req := s.sessionRequest(r, sess, msg, readMeta(msg.Params), s.sessionSink(sess.ID))
@@ -771,8 +802,14 @@ func (s *Server) deleteSession(ctx context.Context, sid, client string) error {
 		return storeError(err)
 	}
 	s.announce(ctx, broadcast{Kind: kindEnded, Session: sid})
+	s.endWaiters(sid)
 	s.wakeSession(ctx, sid)
 	s.dropSubscriptions(ctx, sid)
+	s.inBackground("pending-end:"+sid, func(ctx context.Context) {
+		if _, err := s.pending.RemoveSession(ctx, sid); err != nil {
+			s.logLimited(ctx, slog.LevelWarn, "dropping an ended session's pending requests failed", "err", err, "session", shortID(sid))
+		}
+	})
 	return nil
 }
 

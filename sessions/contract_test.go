@@ -58,6 +58,33 @@ func contract(t *testing.T, newStore func(t *testing.T, l Limits) Store) {
 		require.Empty(t, again.LogLevel)
 	})
 
+	t.Run("push streams round-trip, and returned ones are copies", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		require.NoError(t, s.Create(ctx, newSession("g")))
+		until := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+		_, err := s.Update(ctx, "g", func(x *Session) error {
+			x.Push.Open = append(x.Push.Open, StreamLease{Token: "t1", Until: until}, StreamLease{Token: "t2", Until: until})
+			x.Push.Owner, x.Push.Cursor = "t2", "c"
+			return nil
+		})
+		require.NoError(t, err)
+		got, err := s.Get(ctx, "g")
+		require.NoError(t, err)
+		require.Equal(t, "t2", got.Push.Owner)
+		require.Equal(t, "c", got.Push.Cursor)
+		require.Len(t, got.Push.Open, 2)
+		require.True(t, until.Equal(got.Push.Open[1].Until))
+		got.Push.Open[0].Token = "changed"
+		_, err = s.Update(ctx, "g", func(x *Session) error {
+			x.Push.Open[1].Token = "refused"
+			return fmt.Errorf("refused")
+		})
+		require.Error(t, err)
+		again, err := s.Get(ctx, "g")
+		require.NoError(t, err)
+		require.Equal(t, []string{"t1", "t2"}, []string{again.Push.Open[0].Token, again.Push.Open[1].Token})
+	})
+
 	t.Run("idle sessions expire and touched ones live", func(t *testing.T) {
 		ttl := 300 * time.Millisecond
 		s := newStore(t, Limits{TTL: ttl})

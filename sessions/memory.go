@@ -89,7 +89,7 @@ func (m *Memory) Create(_ context.Context, s *Session) error {
 	if m.live(s.ID) != nil {
 		return ErrExists
 	}
-	cp := *s
+	cp := *s.clone()
 	if cp.LastSeen.IsZero() {
 		cp.LastSeen = m.now()
 	}
@@ -104,8 +104,7 @@ func (m *Memory) Get(_ context.Context, id string) (*Session, error) {
 	if ms == nil {
 		return nil, ErrNotFound
 	}
-	cp := ms.s
-	return &cp, nil
+	return ms.s.clone(), nil
 }
 
 func (m *Memory) Update(_ context.Context, id string, fn func(*Session) error) (*Session, error) {
@@ -115,14 +114,13 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Session) error) (
 	if ms == nil {
 		return nil, ErrNotFound
 	}
-	cp := ms.s
-	if err := fn(&cp); err != nil {
+	cp := ms.s.clone()
+	if err := fn(cp); err != nil {
 		return nil, err
 	}
 	cp.ID = id // the id is the key; fn may not move the record
-	ms.s = cp
-	out := cp
-	return &out, nil
+	ms.s = *cp
+	return cp.clone(), nil
 }
 
 func (m *Memory) Touch(_ context.Context, id string, now time.Time) error {

@@ -67,3 +67,19 @@ func TestRedisUnavailableAndBack(t *testing.T) {
 	require.Eventually(t, func() bool { return s.Ping(ctx) == nil }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, s.Create(ctx, &Session{ID: "b"}))
 }
+
+// A record stored before a field existed still reads, with the field zero.
+func TestRedisReadsRecordsWithoutNewerFields(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Standalone(t).Client(t)
+	p := redistest.Prefix(t)
+	r := NewRedis(c, p, Limits{})
+	require.NoError(t, c.HSet(ctx, r.recKey("old"), "d", `{"id":"old","v":"2025-06-18","ca":"2025-01-01T00:00:00Z","ls":"0001-01-01T00:00:00Z"}`, "ls", time.Now().UnixMilli()).Err())
+	got, err := r.Get(ctx, "old")
+	require.NoError(t, err)
+	require.Equal(t, "2025-06-18", got.ProtocolVersion)
+	require.Zero(t, got.Push.Owner)
+	upd, err := r.Update(ctx, "old", func(x *Session) error { x.Push.Owner = "t"; return nil })
+	require.NoError(t, err)
+	require.Equal(t, "t", upd.Push.Owner)
+}

@@ -43,10 +43,41 @@ type Session struct {
 	Transport string `json:"tr,omitempty"`
 	// Stream names the 2024-11-05 event stream that owns the session (a
 	// random token); empty while no stream does.
-	Stream    string    `json:"st,omitempty"`
-	CreatedAt time.Time `json:"ca"`
+	Stream string `json:"st,omitempty"`
+	// Push says which of the session's GET streams (Streamable HTTP)
+	// carries its push-stream log: each event goes on one stream only.
+	Push      PushStreams `json:"ps,omitzero"`
+	CreatedAt time.Time   `json:"ca"`
 	// LastSeen is refreshed lazily (see Store.Touch); with the TTL it decides expiry.
 	LastSeen time.Time `json:"ls"`
+}
+
+// PushStreams are a session's open GET streams, which share one delivery of
+// its push-stream log: only Owner sends the log's events. A stream that
+// gives its place up records where delivery stopped (Cursor) for the one
+// that takes over. The gateway owns the rules; the store only keeps them.
+type PushStreams struct {
+	// Open lists the streams in the order they opened, oldest first.
+	Open []StreamLease `json:"o,omitempty"`
+	// Owner is the token of the stream that delivers; empty when none does.
+	Owner string `json:"w,omitempty"`
+	// Cursor is the id of the last event the owner reported delivered
+	// ("" for the start of the log).
+	Cursor string `json:"c,omitempty"`
+}
+
+// StreamLease is one open stream's registration: it lapses at Until
+// unless renewed, so a stream whose replica died stops counting.
+type StreamLease struct {
+	Token string    `json:"t"`
+	Until time.Time `json:"u"`
+}
+
+// clone returns a copy that shares no mutable memory with s.
+func (s *Session) clone() *Session {
+	cp := *s
+	cp.Push.Open = append([]StreamLease(nil), s.Push.Open...)
+	return &cp
 }
 
 // TransportSSE marks a session of the 2024-11-05 HTTP+SSE transport.

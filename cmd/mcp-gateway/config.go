@@ -89,6 +89,7 @@ type config struct {
 	// The security settings (config_security.go).
 	securityConfig
 	watchConfig
+	inputConfig
 }
 
 // option is one configuration key. raw values are strings from flags and

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
+	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
 	"github.com/mcp-gateway/mcp-gateway/sessions/subscriptions"
 )
 
@@ -126,6 +127,7 @@ func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*shar
 		subs:    subscriptions.NewRedis(c, cfg.RedisPrefix+"sub:", subscriptions.Limits{}),
 		lease:   lease.NewRedis(c, cfg.RedisPrefix+"lease:"),
 		docs:    documents.NewRedis(c, cfg.RedisPrefix+"doc:"),
+		pending: pending.NewRedis(c, cfg.RedisPrefix+"pend:"),
 		close:   func() { c.Close() },
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -146,6 +148,7 @@ type sharedState struct {
 	subs    subscriptions.Store
 	lease   lease.Lease
 	docs    documents.Store
+	pending pending.Store
 	close   func()
 }
 

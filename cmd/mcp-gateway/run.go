@@ -107,6 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		defer st.close()
 		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
 		deps.Subscriptions, deps.Lease, docs = st.subs, st.lease, st.docs
+		deps.Pending = st.pending
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
 	}
 
@@ -139,6 +140,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return exitConfig
 		}
 		webhookSecret = []byte(secret)
+	}
+	stateKey, err := readStateKey(cfg.StateKeyFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", &configError{key: "state_key_file", source: "file", reason: err.Error()})
+		return exitConfig
 	}
 	srv, err := gateway.New(gateway.Config{
 		MountPath:            cfg.MountPath,
@@ -173,6 +179,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		WebhookSecret:            webhookSecret,
 		Replica:                  replica,
 		ListTTL:                  listTTL(cfg),
+
+		ServerRequestTimeout:      cfg.ServerRequestTimeout,
+		MaxPendingPerSession:      cfg.MaxPendingPerSession,
+		MaxInputRounds:            cfg.MaxInputRounds,
+		MaxInputBytes:             int(cfg.MaxInputBytes),
+		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation == "allow",
+		ProgressHeartbeat:         heartbeat(cfg.ProgressHeartbeat),
+		KeepCallsOnDisconnect:     !cfg.CancelOnDisconnect,
+		StateKey:                  stateKey,
 	}, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
@@ -463,7 +478,7 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 	if maxSchema == 0 {
 		maxSchema = -1 // documented: 0 means no bound
 	}
-	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, ResourceOperations: cfg.ResourceOperations, MaxDescription: cfg.MaxDescription,
+	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, ResourceOperations: cfg.ResourceOperations, ConfirmOperations: cfg.Confirm, MaxDescription: cfg.MaxDescription,
 		OutputSchema: cfg.OutputSchema, MaxSchemaBytes: maxSchema})
 	doc.Warnings = append(<-validated, doc.Warnings...) // validation's findings first, then the load's own
 	if err != nil {

@@ -15,6 +15,9 @@ const (
 	OutcomeDenied    = "denied"     // refused before the backend; Reason says why
 	OutcomeError     = "error"      // a JSON-RPC error
 	OutcomeCancelled = "cancelled"  // the client cancelled or went away
+	// OutcomeInputRequired: a 2026-07-28 call answered input_required; its
+	// retry is a call of its own.
+	OutcomeInputRequired = "input_required"
 )
 
 // Reasons for a denial (Entry.Reason).
@@ -27,6 +30,7 @@ const (
 	ReasonConcurrency       = "concurrency"
 	ReasonPolicy            = "policy"
 	ReasonBusy              = "busy"
+	ReasonDeclined          = "declined" // the user did not confirm the call
 )
 
 // MaxField is the longest string field recorded (arguments aside); a longer

@@ -144,7 +144,23 @@ func (r *Request) Progress(done, total int, message string) {
 	if !ValidProgressToken(r.ProgressToken) || r.Out == nil {
 		return
 	}
+	r.Out.Notify("notifications/progress", ProgressParams{Token: r.ProgressToken, Progress: float64(done), Total: float64(total), Message: message})
+}
+
+// ProgressValue is Progress with fractional values (total 0: unknown).
+func (r *Request) ProgressValue(done, total float64, message string) {
+	if !ValidProgressToken(r.ProgressToken) || r.Out == nil {
+		return
+	}
 	r.Out.Notify("notifications/progress", ProgressParams{Token: r.ProgressToken, Progress: done, Total: total, Message: message})
+}
+
+// LogAs is Log with another logger name (a backend's own log events).
+func (r *Request) LogAs(level LogLevel, logger string, data any) {
+	if level < r.LogLevel || r.Out == nil {
+		return
+	}
+	r.Out.Notify("notifications/message", LogMessage{Level: level.String(), Logger: logger, Data: data})
 }
 
 // ValidProgressToken: a string or a number, like a request id; null or
@@ -168,8 +184,8 @@ func ValidID(id json.RawMessage) bool {
 // ProgressParams is the params of notifications/progress.
 type ProgressParams struct {
 	Token    json.RawMessage `json:"progressToken"`
-	Progress int             `json:"progress"`
-	Total    int             `json:"total,omitempty"`
+	Progress float64         `json:"progress"`
+	Total    float64         `json:"total,omitempty"`
 	Message  string          `json:"message,omitempty"`
 }
 

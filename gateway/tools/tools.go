@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -41,6 +42,23 @@ type Config struct {
 	BusyWait time.Duration
 	// Policy is who may see and call what, and how much.
 	Policy Policy
+	// MaxInputRounds bounds how often a backend may ask for input in one
+	// call. Zero means 5.
+	MaxInputRounds int
+	// MaxInputBytes bounds the answers passed to a backend in one round.
+	// Zero: no bound.
+	MaxInputBytes int
+	// InputTimeout bounds the wait for the client's answers (session era).
+	// Zero means 60s.
+	InputTimeout time.Duration
+	// MaxPending is the session's cap on waiting requests, for messages.
+	MaxPending int
+	// ConfirmWithoutElicitation runs calls that need confirmation for a
+	// client that cannot elicit; false refuses them.
+	ConfirmWithoutElicitation bool
+	// ProgressHeartbeat is the interval of "still waiting" progress while
+	// a backend round runs; zero or negative: none.
+	ProgressHeartbeat time.Duration
 }
 
 // Deps are the parts the feature uses.
@@ -52,6 +70,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, receives mcpgw_tool_calls_total.
 	Metrics prometheus.Registerer
+	// Input reaches the client for input in the middle of a call; nil
+	// means calls that need input end with an isError result.
+	Input Input
 }
 
 // Catalog is one generation of tools: the generated set and the caller that
@@ -78,6 +99,7 @@ type Feature struct {
 	log      *slog.Logger
 	calls    *prometheus.CounterVec // outcome
 	current  atomic.Pointer[catalog]
+	input    Input
 	slots    chan struct{}   // nil: unlimited
 	logLimit lograte.Limiter // the limiter's failures, once a second
 }
@@ -90,9 +112,16 @@ func New(cfg Config, deps Deps) *Feature {
 	if cfg.BusyWait <= 0 {
 		cfg.BusyWait = time.Second
 	}
+	if cfg.MaxInputRounds <= 0 {
+		cfg.MaxInputRounds = 5
+	}
+	if cfg.InputTimeout <= 0 {
+		cfg.InputTimeout = 60 * time.Second
+	}
 	f := &Feature{
-		cfg:  cfg,
-		gate: deps.Gate,
+		cfg:   cfg,
+		gate:  deps.Gate,
+		input: deps.Input,
 		log:  deps.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
@@ -234,35 +263,21 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	start := time.Now()
 	// Observing the exchange costs a little; do it only for a client that
-	// wants progress or debug messages.
+	// wants progress or log messages.
 	var observe call.Observer
-	if debug || r.WantsProgress() {
-		observe = func(pr call.Progress) {
-			switch pr.Stage {
-			case call.StageSent:
-				r.Progress(int(pr.Stage), call.StageCount, "request sent to the backend")
-			case call.StageAnswered:
-				msg := fmt.Sprintf("backend answered %d %s", pr.Status, http.StatusText(pr.Status))
-				r.Progress(int(pr.Stage), call.StageCount, msg)
-				if debug {
-					r.Log(mcp.LevelDebug, map[string]any{"message": msg, "tool": tool.Name, "status": pr.Status,
-						"elapsedMs": time.Since(start).Milliseconds()})
-				}
-			case call.StageMapped:
-				r.Progress(int(pr.Stage), call.StageCount, "response read")
-			}
-		}
+	if debug || r.WantsProgress() || r.Enabled(mcp.LevelEmergency) {
+		observe = newReporter(r, tool.Name, start, debug).observe
 	}
-	ctx, cancel := callContext(r, c, tool)
-	defer cancel()
-	res := c.Caller.CallPooled(ctx, tool, args, observe)
-	if mcp.Cancelled(ctx, call.ErrTimeout) {
-		res.Release()
+	out, err := f.run(r, c, tool, args, observe)
+	if errors.Is(err, mcp.ErrCancelled) {
 		f.calls.WithLabelValues("cancelled").Inc()
-		return nil, mcp.ErrCancelled
 	}
-	if res == nil {
-		return nil, fmt.Errorf("caller returned no result for %s", tool.Name)
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.PooledResult)
+	if !ok {
+		return out, nil // input_required
 	}
 	if res.IsError() {
 		f.calls.WithLabelValues("tool_error").Inc()

@@ -1,0 +1,510 @@
+package e2e
+
+// Issue 14's proof: input from the client in the middle of a call —
+// confirmation, backend-driven elicitation and sampling — and progress from
+// streaming and asynchronous backends, on 3 replicas of the real binary
+// behind the round-robin proxy, with the official Go SDK client and raw
+// HTTP, in both eras.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+const inputBackendDoc = `openapi: 3.0.3
+info: {title: input e2e, version: "1"}
+paths:
+  /pets/{id}:
+    delete:
+      operationId: deletePet
+      x-mcp-confirm: true
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: integer}}
+      responses:
+        '204': {description: gone}
+  /adopt:
+    post:
+      operationId: adopt
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, properties: {pet: {type: string}}, required: [pet]}
+      responses:
+        '200':
+          description: adopted
+          content:
+            application/json:
+              schema: {type: object, properties: {pet: {type: string}, owner: {type: string}}}
+  /think:
+    get:
+      operationId: think
+      responses:
+        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
+  /report:
+    get:
+      operationId: report
+      responses:
+        '200': {description: events, content: {text/event-stream: {schema: {type: string}}}}
+  /jobs:
+    post:
+      operationId: startJob
+      responses:
+        '202': {description: accepted}
+        '200': {description: done, content: {application/json: {schema: {type: object}}}}
+`
+
+// inputE2EBackend counts the requests it gets, by method and path.
+type inputE2EBackend struct {
+	URL  string
+	doc  string
+	mu   sync.Mutex
+	hits map[string]int
+	jobs atomic.Int32
+}
+
+func (b *inputE2EBackend) count(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hits[key]
+}
+
+func startInputBackend(t *testing.T) *inputE2EBackend {
+	t.Helper()
+	b := &inputE2EBackend{hits: map[string]int{}}
+	ask := func(w http.ResponseWriter, reqs string) {
+		w.Header().Set("Content-Type", "application/vnd.mcp.input-required+json")
+		w.WriteHeader(http.StatusPreconditionRequired)
+		fmt.Fprintf(w, `{"inputRequests": %s, "requestState": "s1"}`, reqs)
+	}
+	answers := func(r *http.Request) map[string]json.RawMessage {
+		raw, err := base64.RawURLEncoding.DecodeString(r.Header.Get("Mcp-Input-Responses"))
+		if err != nil || len(raw) == 0 || r.Header.Get("Mcp-Request-State") != "s1" {
+			return nil
+		}
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &m)
+		return m
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.hits[r.Method+" "+r.URL.Path]++
+		b.mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/adopt":
+			a := answers(r)
+			if a == nil {
+				ask(w, `{"owner": {"method": "elicitation/create", "params": {"message": "Who adopts?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}`)
+				return
+			}
+			var owner struct {
+				Content struct {
+					Name string `json:"name"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(a["owner"], &owner)
+			var in struct {
+				Pet string `json:"pet"`
+			}
+			_ = json.Unmarshal(body, &in)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"pet": %q, "owner": %q}`, in.Pet, owner.Content.Name)
+		case r.URL.Path == "/think":
+			a := answers(r)
+			if a == nil {
+				ask(w, `{"llm": {"method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "6 times 7?"}}], "maxTokens": 10}}}`)
+				return
+			}
+			var res struct {
+				Content struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(a["llm"], &res)
+			fmt.Fprint(w, "the model says "+res.Content.Text)
+		case r.URL.Path == "/report":
+			w.Header().Set("Content-Type", "text/event-stream")
+			rc := http.NewResponseController(w)
+			for i := 1; i <= 3; i++ {
+				fmt.Fprintf(w, "event: progress\ndata: {\"progress\": %d, \"total\": 3, \"message\": \"part %d\"}\n\n", i, i)
+				_ = rc.Flush()
+				time.Sleep(20 * time.Millisecond)
+			}
+			fmt.Fprint(w, "event: result\ndata: {\"parts\": 3}\n\n")
+		case r.URL.Path == "/jobs":
+			w.Header().Set("Location", "/jobs/status")
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusAccepted)
+		case r.URL.Path == "/jobs/status":
+			if b.jobs.Add(1)%3 != 0 {
+				w.Header().Set("Retry-After", "0")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusAccepted)
+				fmt.Fprint(w, `{"progress": 1, "total": 2, "message": "indexing"}`)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"done": true}`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	b.URL = srv.URL
+	b.doc = filepath.Join(t.TempDir(), "input.yaml")
+	require.NoError(t, os.WriteFile(b.doc, []byte(inputBackendDoc), 0o600))
+	return b
+}
+
+func TestInputAcrossReplicasE2E(t *testing.T) {
+	for _, kind := range redisKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			redisURL, rdb := kind.redis(t)
+			backend := startInputBackend(t)
+			env := newReplicaEnv(t, &replicaBackend{URL: backend.URL, doc: backend.doc}, redisURL, rdb, 3,
+				"--server-request-timeout", "3s")
+			t.Run("Go SDK clients through the proxy", func(t *testing.T) { testSDKInput(t, env, backend) })
+			t.Run("the answer lands on another replica", func(t *testing.T) { testAnswerElsewhere(t, env, backend) })
+			t.Run("timeout, and the 101st pending request", func(t *testing.T) { testPendingBounds(t, env) })
+			t.Run("2026-07-28 retries on other replicas", func(t *testing.T) { testStatelessRetries(t, env, backend) })
+		})
+	}
+}
+
+// sdkClient connects the Go SDK through the proxy; decline makes it
+// decline confirmations.
+func sdkClient(t *testing.T, url, version string, decline bool, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-input", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if strings.Contains(req.Params.Message, "deletePet") {
+				if decline {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "e2e", Content: &mcp.TextContent{Text: "42"}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if onProgress != nil {
+				onProgress(req.Params)
+			}
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func testSDKInput(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+	for i, version := range []string{"2025-11-25", ""} {
+		name := version
+		if name == "" {
+			name = "2026-07-28"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var mu sync.Mutex
+			var progress []string
+			cs := sdkClient(t, env.proxy.URL, version, false, func(p *mcp.ProgressNotificationParams) {
+				mu.Lock()
+				progress = append(progress, p.Message)
+				mu.Unlock()
+			})
+			call := func(tool string, args map[string]any) *mcp.CallToolResult {
+				params := &mcp.CallToolParams{Name: tool, Arguments: args}
+				params.SetProgressToken(tool)
+				res, err := cs.CallTool(ctx, params)
+				require.NoError(t, err)
+				return res
+			}
+			id := 100 + i
+			path := fmt.Sprintf("DELETE /pets/%d", id)
+			res := call("deletePet", map[string]any{"id": id})
+			require.False(t, res.IsError, resultText(res))
+			require.Equal(t, 1, backend.count(path), "confirmed: the backend got the DELETE once")
+
+			res = call("adopt", map[string]any{"pet": "Rex"})
+			require.False(t, res.IsError, resultText(res))
+			require.Equal(t, map[string]any{"pet": "Rex", "owner": "Ada"}, res.StructuredContent)
+
+			res = call("think", nil)
+			require.False(t, res.IsError, resultText(res))
+			require.Equal(t, "the model says 42", resultText(res))
+
+			res = call("report", nil)
+			require.False(t, res.IsError, resultText(res))
+			res = call("startJob", nil)
+			require.False(t, res.IsError, resultText(res))
+			require.Contains(t, resultText(res), `"done": true`)
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				all := strings.Join(progress, "|")
+				return strings.Contains(all, "part 2 (2 of 3)") && strings.Contains(all, "indexing (1 of 2)")
+			}, eventWait, 10*time.Millisecond, "progress from the streaming and the polled backend")
+
+			declining := sdkClient(t, env.proxy.URL, version, true, nil)
+			id += 10
+			path = fmt.Sprintf("DELETE /pets/%d", id)
+			res, err := declining.CallTool(ctx, &mcp.CallToolParams{Name: "deletePet", Arguments: map[string]any{"id": id}})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+			require.Contains(t, resultText(res), "declined")
+			require.Equal(t, 0, backend.count(path), "declined: the backend saw nothing")
+			if version != "" {
+				require.Len(t, env.proxy.replicasFor(cs.ID()), 3, "the session's requests reached every replica")
+			}
+		})
+	}
+}
+
+// openSessionCall POSTs a call in a 2025-11-25 session that declares
+// elicitation and sampling, to url, and streams its answer's events.
+type liveCall struct {
+	events chan rpcMessage
+	done   chan struct{}
+}
+
+func (e *replicaEnv) elicitingSession(t *testing.T, url string) string {
+	t.Helper()
+	r := e.do(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	return r.header.Get("Mcp-Session-Id")
+}
+
+func (e *replicaEnv) startCall(t *testing.T, url, sid, body string) *liveCall {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := e.stream.Do(req)
+	require.NoError(t, err)
+	c := &liveCall{events: make(chan rpcMessage, 64), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer close(c.events)
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var m rpcMessage
+			if json.NewDecoder(resp.Body).Decode(&m) == nil {
+				c.events <- m
+			}
+			return
+		}
+		_ = readSSE(resp.Body, func(ev pushEvent) bool {
+			var m rpcMessage
+			if strings.TrimSpace(ev.data) != "" && json.Unmarshal([]byte(ev.data), &m) == nil && (m.Method == "" || m.ID != nil) {
+				c.events <- m
+			}
+			return true
+		})
+	}()
+	return c
+}
+
+func (c *liveCall) next(t *testing.T) rpcMessage {
+	t.Helper()
+	select {
+	case m, ok := <-c.events:
+		require.True(t, ok, "the call's stream ended")
+		return m
+	case <-time.After(eventWait):
+		t.Fatal("nothing on the call's stream")
+	}
+	return rpcMessage{}
+}
+
+func (e *replicaEnv) answer(t *testing.T, url, sid string, req rpcMessage, result string) {
+	t.Helper()
+	r := e.sendIn(t, url, sid, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+	require.Equal(t, http.StatusAccepted, r.status, "%s", r.body)
+}
+
+// sendIn posts in a 2025-11-25 session.
+func (e *replicaEnv) sendIn(t *testing.T, url, sid, body string) *rawResponse {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	r, err := e.roundTrip(req)
+	require.NoError(t, err)
+	return r
+}
+
+func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+	t.Run("confirmation", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(0))
+		c := env.startCall(t, env.url(0), sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"deletePet","arguments":{"id":300}}}`)
+		req := c.next(t)
+		require.Equal(t, "elicitation/create", req.Method)
+		require.Equal(t, 0, backend.count("DELETE /pets/300"))
+		env.answer(t, env.url(1), sid, req, `{"action":"accept","content":{"confirm":true}}`)
+		res := c.next(t)
+		require.Equal(t, "5", string(res.ID))
+		require.NotContains(t, string(res.Result), `"isError":true`)
+		require.Equal(t, 1, backend.count("DELETE /pets/300"))
+	})
+	t.Run("declined", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(1))
+		c := env.startCall(t, env.url(1), sid, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"deletePet","arguments":{"id":301}}}`)
+		env.answer(t, env.url(2), sid, c.next(t), `{"action":"decline"}`)
+		res := c.next(t)
+		require.Contains(t, string(res.Result), `"isError":true`)
+		require.Equal(t, 0, backend.count("DELETE /pets/301"), "declined: the backend saw nothing")
+	})
+	t.Run("sampling", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(2))
+		c := env.startCall(t, env.url(2), sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"think"}}`)
+		req := c.next(t)
+		require.Equal(t, "sampling/createMessage", req.Method)
+		env.answer(t, env.url(0), sid, req, `{"role":"assistant","model":"m","content":{"type":"text","text":"42"}}`)
+		require.Contains(t, string(c.next(t).Result), "the model says 42")
+	})
+	t.Run("cancel through another replica mid-elicitation", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(0))
+		before := backend.count("POST /adopt")
+		c := env.startCall(t, env.url(0), sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
+		req := c.next(t)
+		require.Equal(t, "elicitation/create", req.Method)
+		r := env.sendIn(t, env.url(1), sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
+		require.Equal(t, http.StatusAccepted, r.status)
+		select {
+		case <-c.done:
+		case <-time.After(eventWait):
+			t.Fatal("the cancelled call did not end")
+		}
+		env.answer(t, env.url(2), sid, req, `{"action":"accept","content":{"name":"late"}}`)
+		require.Equal(t, before+1, backend.count("POST /adopt"), "the backend never got the repeat")
+	})
+}
+
+func testPendingBounds(t *testing.T, env *replicaEnv) {
+	t.Run("timeout", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(0))
+		c := env.startCall(t, env.url(0), sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Rex"}}}`)
+		require.Equal(t, "elicitation/create", c.next(t).Method)
+		res := c.next(t)
+		require.Contains(t, string(res.Result), `"isError":true`)
+		require.Contains(t, string(res.Result), "did not answer")
+	})
+	t.Run("101st", func(t *testing.T) {
+		sid := env.elicitingSession(t, env.url(0))
+		var calls []*liveCall
+		for i := range 100 {
+			c := env.startCall(t, env.proxy.URL, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"think"}}`, 1000+i))
+			calls = append(calls, c)
+		}
+		for _, c := range calls {
+			require.Equal(t, "sampling/createMessage", c.next(t).Method)
+		}
+		extra := env.startCall(t, env.url(1), sid, `{"jsonrpc":"2.0","id":2000,"method":"tools/call","params":{"name":"think"}}`)
+		res := extra.next(t)
+		require.Contains(t, string(res.Result), `"isError":true`)
+		require.Contains(t, string(res.Result), "already has 100 requests")
+		// Ending the session ends every waiting call, wherever it runs.
+		r, err := env.sendMethod(context.Background(), http.MethodDelete, env.url(2), sid)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.status)
+		for _, c := range calls {
+			res := c.next(t)
+			require.Contains(t, string(res.Result), "session ended")
+		}
+	})
+}
+
+func (e *replicaEnv) stateless(t *testing.T, url string, id int, name, args, extra string) rpcMessage {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":%q,"arguments":%s%s}}`, id, name, args, extra)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", name)
+	r, err := e.roundTrip(req)
+	require.NoError(t, err)
+	return onlyResponse(t, r, fmt.Sprint(id))
+}
+
+func testStatelessRetries(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+	first := env.stateless(t, env.url(0), 1, "adopt", `{"pet":"Kit"}`, "")
+	var ir struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	require.NoError(t, json.Unmarshal(first.Result, &ir))
+	require.Equal(t, "input_required", ir.ResultType)
+	require.Contains(t, ir.InputRequests, "owner")
+	yes := `,"inputResponses":{"owner":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + ir.RequestState + `"`
+
+	bad := []byte(ir.RequestState)
+	bad[10] ^= 0x01
+	if bad[10] == ir.RequestState[10] || !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", rune(bad[10])) {
+		bad[10] = 'A' + (ir.RequestState[10]+1)%26
+	}
+	tampered := env.stateless(t, env.url(1), 2, "adopt", `{"pet":"Kit"}`, strings.Replace(yes, ir.RequestState, string(bad), 1))
+	require.NotNil(t, tampered.Error)
+	require.Equal(t, -32602, tampered.Error.Code)
+
+	done := env.stateless(t, env.url(1), 3, "adopt", `{"pet":"Kit"}`, yes)
+	require.Nil(t, done.Error)
+	require.Contains(t, string(done.Result), `"owner": "Ada"`)
+
+	replay := env.stateless(t, env.url(2), 4, "adopt", `{"pet":"Kit"}`, yes)
+	require.NotNil(t, replay.Error, "a replayed requestState is refused on another replica")
+	require.Equal(t, -32602, replay.Error.Code)
+	require.Contains(t, replay.Error.Message, "already used")
+}

@@ -1,0 +1,548 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
+)
+
+// inputDoc is a backend whose operations need input from the client: a
+// confirmation the gateway asks for (x-mcp-confirm), and input the
+// backend asks for itself (elicitation, sampling, roots, and one that
+// never stops asking).
+const inputDoc = `openapi: 3.0.3
+info: {title: input, version: "1"}
+paths:
+  /pets/{id}:
+    delete:
+      operationId: deletePet
+      x-mcp-confirm: This removes the pet for good.
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: integer}}
+      responses:
+        '204': {description: gone}
+  /adopt:
+    post:
+      operationId: adopt
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, properties: {pet: {type: string}}, required: [pet]}
+      responses:
+        '200':
+          description: adopted
+          content:
+            application/json:
+              schema: {type: object, properties: {pet: {type: string}, owner: {type: string}}}
+  /think:
+    get:
+      operationId: think
+      responses:
+        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
+  /roots:
+    get:
+      operationId: whereAmI
+      responses:
+        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
+  /again:
+    get:
+      operationId: again
+      responses:
+        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
+`
+
+// inputBackend answers inputDoc's operations and counts what it sees.
+type inputBackend struct {
+	mu   sync.Mutex
+	hits map[string]int // "METHOD /path" → requests
+	// states records the Mcp-Request-State of each repeat.
+	states []string
+}
+
+func (b *inputBackend) count(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hits[key]
+}
+
+func newInputBackend(t *testing.T) (*inputBackend, string) {
+	b := &inputBackend{hits: map[string]int{}}
+	ask := func(w http.ResponseWriter, reqs string) {
+		w.Header().Set("Content-Type", "application/vnd.mcp.input-required+json")
+		w.WriteHeader(http.StatusPreconditionRequired)
+		fmt.Fprintf(w, `{"inputRequests": %s, "requestState": "step-1"}`, reqs)
+	}
+	answers := func(r *http.Request) map[string]json.RawMessage {
+		enc := r.Header.Get("Mcp-Input-Responses")
+		if enc == "" {
+			return nil
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(enc)
+		require.NoError(t, err)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &m))
+		b.mu.Lock()
+		b.states = append(b.states, r.Header.Get("Mcp-Request-State"))
+		b.mu.Unlock()
+		return m
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.hits[r.Method+" "+r.URL.Path]++
+		b.mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/adopt":
+			a := answers(r)
+			if a == nil {
+				ask(w, `{"owner": {"method": "elicitation/create", "params": {"message": "Who adopts?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}`)
+				return
+			}
+			var owner struct {
+				Action  string `json:"action"`
+				Content struct {
+					Name string `json:"name"`
+				} `json:"content"`
+			}
+			require.NoError(t, json.Unmarshal(a["owner"], &owner))
+			var in struct {
+				Pet string `json:"pet"`
+			}
+			require.NoError(t, json.Unmarshal(body, &in), "the repeat carries the same body")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"pet": %q, "owner": %q}`, in.Pet, owner.Content.Name)
+		case r.URL.Path == "/think":
+			a := answers(r)
+			if a == nil {
+				ask(w, `{"llm": {"method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "6 times 7?"}}], "maxTokens": 10}}}`)
+				return
+			}
+			var res struct {
+				Content struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			}
+			require.NoError(t, json.Unmarshal(a["llm"], &res))
+			fmt.Fprint(w, "the model says "+res.Content.Text)
+		case r.URL.Path == "/roots":
+			a := answers(r)
+			if a == nil {
+				ask(w, `{"where": {"method": "roots/list"}}`)
+				return
+			}
+			fmt.Fprint(w, "roots: "+string(a["where"]))
+		case r.URL.Path == "/again":
+			answers(r)
+			ask(w, `{"more": {"method": "elicitation/create", "params": {"message": "Once more?", "requestedSchema": {"type": "object", "properties": {}}}}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return b, hs.URL
+}
+
+// inputClient is an official Go SDK client that elicits, samples and has
+// roots; decline makes it decline confirmations.
+func inputClient(t *testing.T, url, version string, decline bool) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "input-test", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			switch {
+			case strings.Contains(req.Params.Message, "deletePet"):
+				if decline {
+					return &sdk.ElicitResult{Action: "decline"}, nil
+				}
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			case strings.Contains(req.Params.Message, "Who adopts"):
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			}
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return &sdk.CreateMessageResult{Role: "assistant", Model: "test", Content: &sdk.TextContent{Text: "42"}}, nil
+		},
+	})
+	client.AddRoots(&sdk.Root{URI: "file:///work/project", Name: "project"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var opts *sdk.ClientSessionOptions
+	if version != "" {
+		opts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestInputFromTheClient: the Go SDK client completes confirmed, declined
+// and backend-driven calls in both eras (in-band requests in a session,
+// input_required and retries in 2026-07-28).
+func TestInputFromTheClient(t *testing.T) {
+	backend, base := newInputBackend(t)
+	g := newGatewayFor(t, Config{MaxInputRounds: 3}, []byte(inputDoc), base)
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		name := version
+		if name == "" {
+			name = "2026-07-28"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs := inputClient(t, g.url, version, false)
+			call := func(tool string, args map[string]any) *sdk.CallToolResult {
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+				require.NoError(t, err)
+				return res
+			}
+
+			before := backend.count("DELETE /pets/7")
+			res := call("deletePet", map[string]any{"id": 7})
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, before+1, backend.count("DELETE /pets/7"), "confirmed: the backend got the request")
+
+			res = call("adopt", map[string]any{"pet": "Rex"})
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, map[string]any{"pet": "Rex", "owner": "Ada"}, res.StructuredContent)
+
+			res = call("think", nil)
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, "the model says 42", text(res))
+
+			res = call("whereAmI", nil)
+			require.False(t, res.IsError, text(res))
+			require.Contains(t, text(res), "file:///work/project")
+
+			res = call("again", nil)
+			require.True(t, res.IsError)
+			require.Contains(t, text(res), "more than 3 times")
+
+			declining := inputClient(t, g.url, version, true)
+			before = backend.count("DELETE /pets/8")
+			res, err := declining.CallTool(ctx, &sdk.CallToolParams{Name: "deletePet", Arguments: map[string]any{"id": 8}})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+			require.Contains(t, text(res), "declined")
+			require.Contains(t, text(res), "DELETE /pets/{id} with id=8")
+			require.Equal(t, before, backend.count("DELETE /pets/8"), "declined: the backend saw nothing")
+		})
+	}
+	require.Contains(t, backend.states, "step-1", "the backend's requestState came back")
+}
+
+// callStream is a session-era POST whose SSE answer is read as it comes.
+type callStream struct {
+	resp   *http.Response
+	events chan map[string]any
+	cancel context.CancelFunc
+}
+
+// openCall posts body in session sid and reads its answer's messages.
+func openCall(t *testing.T, url, sid, body string) *callStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	cs := &callStream{resp: resp, events: make(chan map[string]any, 16), cancel: cancel}
+	go func() {
+		defer close(cs.events)
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var m map[string]any
+			if json.NewDecoder(resp.Body).Decode(&m) == nil {
+				cs.events <- m
+			}
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		for sc.Scan() {
+			d, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok || strings.TrimSpace(d) == "" {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(d), &m) == nil {
+				cs.events <- m
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return cs
+}
+
+// next is the next message that is not a notification.
+func (c *callStream) next(t *testing.T) map[string]any {
+	t.Helper()
+	for {
+		select {
+		case m, ok := <-c.events:
+			require.True(t, ok, "the stream ended")
+			if _, isReq := m["method"]; isReq && m["id"] == nil {
+				continue // a notification
+			}
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatal("no message on the call's stream")
+		}
+	}
+}
+
+// elicitingSession opens a 2025-11-25 session that declares elicitation.
+func elicitingSession(t *testing.T, g *testGateway) string {
+	t.Helper()
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+		`"capabilities":{"elicitation":{},"sampling":{}},"clientInfo":{"name":"test","version":"1"}}}`})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	return r.header.Get("Mcp-Session-Id")
+}
+
+// answer posts the response to a server→client request.
+func answerRequest(t *testing.T, g *testGateway, sid string, req map[string]any, result string) reply {
+	t.Helper()
+	id, err := json.Marshal(req["id"])
+	require.NoError(t, err)
+	return g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+result+`}`)
+}
+
+// sharedPair is two gateways (replicas a and b) sharing one store, bus
+// and pending store.
+func sharedPair(t *testing.T, cfg Config, base string) (a, b *testGateway) {
+	deps := Deps{Store: sessions.NewMemory(sessions.Limits{TTL: StoreTTL(30 * time.Minute)}), Bus: pubsub.NewMemory(), Pending: pending.NewMemory()}
+	ca, cb := cfg, cfg
+	ca.Replica, cb.Replica = "a", "b"
+	a = newGatewayWith(t, ca, deps, []byte(inputDoc), base)
+	b = newGatewayWith(t, cb, deps, []byte(inputDoc), base)
+	<-a.srv.Listening()
+	<-b.srv.Listening()
+	return a, b
+}
+
+// TestInputAcrossReplicas: the call runs on replica a; the client's
+// answer, its cancel and its DELETE reach replica b.
+func TestInputAcrossReplicas(t *testing.T) {
+	backend, base := newInputBackend(t)
+	a, b := sharedPair(t, Config{}, base)
+
+	t.Run("confirmation answered through the other replica", func(t *testing.T) {
+		sid := elicitingSession(t, a)
+		c := openCall(t, a.url, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"deletePet","arguments":{"id":11}}}`)
+		req := c.next(t)
+		require.Equal(t, "elicitation/create", req["method"])
+		require.Contains(t, req["params"].(map[string]any)["message"], "DELETE /pets/{id} with id=11")
+		require.Equal(t, 0, backend.count("DELETE /pets/11"), "nothing is sent before the user confirms")
+		r := answerRequest(t, b, sid, req, `{"action":"accept","content":{"confirm":true}}`)
+		require.Equal(t, http.StatusAccepted, r.status)
+		res := c.next(t)
+		require.Equal(t, float64(5), res["id"])
+		require.NotEqual(t, true, res["result"].(map[string]any)["isError"], "%v", res)
+		require.Equal(t, 1, backend.count("DELETE /pets/11"))
+	})
+
+	t.Run("an answer nobody waits for is dropped", func(t *testing.T) {
+		sid := elicitingSession(t, b)
+		for _, id := range []string{`"mcpgw-nobody"`, `7`, `"other"`} {
+			r := a.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)
+			require.Equal(t, http.StatusAccepted, r.status)
+		}
+	})
+
+	t.Run("cancel through the other replica mid-elicitation", func(t *testing.T) {
+		sid := elicitingSession(t, a)
+		c := openCall(t, a.url, sid, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
+		req := c.next(t)
+		require.Equal(t, "elicitation/create", req["method"])
+		r := b.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}`)
+		require.Equal(t, http.StatusAccepted, r.status)
+		for m := range c.events {
+			require.NotEqual(t, float64(6), m["id"], "a cancelled call has no response: %v", m)
+		}
+		// The late answer is dropped, and the backend never got the repeat.
+		require.Equal(t, http.StatusAccepted, answerRequest(t, b, sid, req, `{"action":"accept","content":{"name":"x"}}`).status)
+		require.Equal(t, 1, backend.count("POST /adopt"))
+	})
+
+	t.Run("DELETE through the other replica ends the waiting call", func(t *testing.T) {
+		sid := elicitingSession(t, a)
+		c := openCall(t, a.url, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"think"}}`)
+		require.Equal(t, "sampling/createMessage", c.next(t)["method"])
+		r := b.do(t, exchange{method: http.MethodDelete, headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}})
+		require.Equal(t, http.StatusOK, r.status)
+		res := c.next(t)
+		require.Equal(t, true, res["result"].(map[string]any)["isError"])
+		require.Contains(t, fmt.Sprint(res["result"]), "session ended")
+	})
+}
+
+// TestInputBounds: the wait for an answer has a timeout, a session a cap
+// on waiting requests, and a client without the capability is told.
+func TestInputBounds(t *testing.T) {
+	_, base := newInputBackend(t)
+	g := newGatewayFor(t, Config{ServerRequestTimeout: 300 * time.Millisecond, MaxPendingPerSession: 1}, []byte(inputDoc), base)
+
+	t.Run("timeout", func(t *testing.T) {
+		sid := elicitingSession(t, g)
+		c := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Rex"}}}`)
+		require.Equal(t, "elicitation/create", c.next(t)["method"])
+		res := c.next(t)["result"].(map[string]any)
+		require.Equal(t, true, res["isError"])
+		require.Contains(t, fmt.Sprint(res["content"]), "did not answer")
+	})
+
+	t.Run("one pending request more than the cap is refused", func(t *testing.T) {
+		g := newGatewayFor(t, Config{MaxPendingPerSession: 1}, []byte(inputDoc), base)
+		sid := elicitingSession(t, g)
+		first := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"A"}}}`)
+		req := first.next(t)
+		second := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"B"}}}`)
+		res := second.next(t)["result"].(map[string]any)
+		require.Equal(t, true, res["isError"])
+		require.Contains(t, fmt.Sprint(res["content"]), "already has 1 requests")
+		answerRequest(t, g, sid, req, `{"action":"accept","content":{"name":"Ada"}}`)
+		require.NotEqual(t, true, first.next(t)["result"].(map[string]any)["isError"])
+	})
+
+	t.Run("a client without the capability", func(t *testing.T) {
+		sid := g.initialize(t, "2025-11-25") // declares nothing
+		r := g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"think"}}`)
+		res := r.result(t)
+		require.Equal(t, true, res["isError"])
+		require.Contains(t, fmt.Sprint(res["content"]), "no sampling capability")
+
+		r = g.modern(t, 6, "tools/call", `"name":"think"`, map[string]string{"Mcp-Name": "think"})
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.Equal(t, -32021, r.errCode(t))
+		require.Contains(t, string(r.body), `"requiredCapabilities":{"sampling":{}}`)
+	})
+}
+
+// statelessCall posts a 2026-07-28 tools/call with caps and extra params.
+func statelessCall(t *testing.T, g *testGateway, id int, name, args, extra string, headers map[string]string) reply {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"` + name + `","arguments":` + args + extra + `}}`
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+	for k, v := range headers {
+		h[k] = v
+	}
+	return g.do(t, exchange{body: body, headers: h})
+}
+
+// TestRequestStateIsSealedAndSingleUse: 2026-07-28 retries on another
+// replica; replayed, tampered, foreign and mismatched states are refused.
+func TestRequestStateIsSealedAndSingleUse(t *testing.T) {
+	backend, base := newInputBackend(t)
+	a, b := sharedPair(t, Config{}, base)
+
+	first := statelessCall(t, a, 1, "deletePet", `{"id":21}`, "", nil).result(t)
+	require.Equal(t, "input_required", first["resultType"])
+	state := first["requestState"].(string)
+	require.Contains(t, first["inputRequests"], "confirm")
+	yes := `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
+
+	t.Run("missing answers ask again", func(t *testing.T) {
+		r := statelessCall(t, b, 2, "deletePet", `{"id":21}`, `,"inputResponses":{},"requestState":"`+state+`"`, nil).result(t)
+		require.Equal(t, "input_required", r["resultType"])
+		state = r["requestState"].(string) // the first one is spent
+		yes = `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
+	})
+	t.Run("other params", func(t *testing.T) {
+		r := statelessCall(t, b, 3, "deletePet", `{"id":22}`, yes, nil)
+		require.Equal(t, -32602, r.errCode(t))
+		require.Contains(t, string(r.body), "another request")
+	})
+	t.Run("tampered", func(t *testing.T) {
+		bad := []byte(state)
+		bad[len(bad)/2] ^= 1
+		if bad[len(bad)/2] == state[len(state)/2] {
+			bad[len(bad)/2] = 'A'
+		}
+		r := statelessCall(t, b, 4, "deletePet", `{"id":21}`, strings.Replace(yes, state, string(bad), 1), nil)
+		require.Equal(t, -32602, r.errCode(t))
+	})
+	t.Run("retry on the other replica completes", func(t *testing.T) {
+		require.Equal(t, 0, backend.count("DELETE /pets/21"))
+		r := statelessCall(t, b, 5, "deletePet", `{"id":21}`, yes, nil).result(t)
+		require.Equal(t, "complete", r["resultType"])
+		require.NotEqual(t, true, r["isError"], "%v", r)
+		require.Equal(t, 1, backend.count("DELETE /pets/21"))
+	})
+	t.Run("replayed", func(t *testing.T) {
+		r := statelessCall(t, a, 6, "deletePet", `{"id":21}`, yes, nil)
+		require.Equal(t, -32602, r.errCode(t))
+		require.Contains(t, string(r.body), "already used")
+		require.Equal(t, 1, backend.count("DELETE /pets/21"), "a replay never reaches the backend")
+	})
+}
+
+// TestCancelOnDisconnect: a session-era client that closes its POST
+// cancels its call (the backend never gets the repeat); with
+// KeepCallsOnDisconnect the call goes on.
+func TestCancelOnDisconnect(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			backend, base := newInputBackend(t)
+			g := newGatewayFor(t, Config{KeepCallsOnDisconnect: keep}, []byte(inputDoc), base)
+			sid := elicitingSession(t, g)
+			c := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Rex"}}}`)
+			req := c.next(t)
+			require.Equal(t, "elicitation/create", req["method"])
+			c.cancel() // the client goes away
+			for range c.events {
+			}
+			id, _ := json.Marshal(req["id"])
+			answer := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`
+			if !keep {
+				// The call stopped waiting: its answer is dropped.
+				require.Eventually(t, func() bool {
+					g.srv.waitersMu.Lock()
+					defer g.srv.waitersMu.Unlock()
+					return len(g.srv.waiters) == 0
+				}, 5*time.Second, 5*time.Millisecond)
+				require.Equal(t, http.StatusAccepted, g.sessionCall(t, sid, "2025-11-25", answer).status)
+				require.Equal(t, 1, backend.count("POST /adopt"), "the backend never got the repeat")
+				return
+			}
+			require.Equal(t, http.StatusAccepted, g.sessionCall(t, sid, "2025-11-25", answer).status)
+			require.Eventually(t, func() bool { return backend.count("POST /adopt") == 2 }, 5*time.Second, 5*time.Millisecond,
+				"the call went on and repeated the request with the answer")
+		})
+	}
+}
