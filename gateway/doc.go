@@ -40,6 +40,27 @@
 // hints travel over a pubsub.Bus. With the memory implementations the gateway
 // is a single replica; with the Redis ones any replica answers any session.
 //
+// # Streams
+//
+// Every session-era SSE event has an id, "<log id>.<stream token>"
+// (streamlog.go): a POST answer that turns into a stream logs each message
+// in the session's log, tagged with its stream, so a GET with Last-Event-ID
+// resumes it on any replica and ends after its final response; 2025-11-25
+// streams start with a priming event and a retry hint; at shutdown every
+// stream ends with a retry hint while its call finishes. GET push streams
+// obey one message, one stream (pushstream.go): the session record lists the
+// open GET streams, and only the newest delivers; when it closes, the next
+// takes over at the delivered cursor.
+//
+// # Input from the client
+//
+// A tool call that needs the client's input (gateway/tools: confirmation,
+// a backend's input-required answer) asks through tools.Input (ask.go): in
+// a session as server→client requests on the call's stream, recorded in a
+// pending.Store so that the answer, POSTed to any replica, is routed over
+// the bus to the one waiting; in 2026-07-28 as input_required with the
+// continuation sealed in requestState (gateway/mrtr), spent once.
+//
 // It is the only package that imports the feature packages, and the only
 // place echo appears (http.go). No package it imports may import it.
 package gateway

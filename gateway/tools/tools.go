@@ -122,7 +122,7 @@ func New(cfg Config, deps Deps) *Feature {
 		cfg:   cfg,
 		gate:  deps.Gate,
 		input: deps.Input,
-		log:  deps.Logger,
+		log:   deps.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
 			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.",
