@@ -6,7 +6,9 @@
 package redisx
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +29,25 @@ func IsOutage(err error) bool {
 	return redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
 		redis.IsMasterDownError(err) || redis.IsReadOnlyError(err) || redis.IsMaxClientsError(err) ||
 		redis.IsOOMError(err)
+}
+
+// Translate maps an error of a go-redis call made with ctx onto a store's
+// errors: nil as nil; ctx's own error, or a cancelled or timed-out call,
+// as it is; a reply of a healthy server (a script fault, WRONGTYPE) as a
+// plain error prefixed with pkg; anything else (IsOutage) as unavailable,
+// wrapping both so errors.Is finds the store's sentinel.
+func Translate(ctx context.Context, err error, pkg string, unavailable error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case !IsOutage(err):
+		return fmt.Errorf("%s: %w", pkg, err)
+	}
+	return fmt.Errorf("%w: %w", unavailable, err)
 }
 
 var tagEscaper = strings.NewReplacer("%", "%25", "}", "%7D")

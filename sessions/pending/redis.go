@@ -43,17 +43,7 @@ func (r *Redis) sharedKey(name string) string     { return r.prefix + "k:" + red
 // it is, a reply of a healthy server (a script fault, WRONGTYPE) as a
 // plain error, anything else as an outage.
 func translate(ctx context.Context, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	case !redisx.IsOutage(err):
-		return fmt.Errorf("pending: %w", err)
-	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return redisx.Translate(ctx, err, "pending", ErrUnavailable)
 }
 
 // A field of a session's hash is a record's id; its value is

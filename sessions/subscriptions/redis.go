@@ -42,17 +42,7 @@ func (r *Redis) urisKey() string                 { return r.prefix + "uris" }
 // it is, a reply of a healthy server (a script fault, WRONGTYPE) as a
 // plain error, anything else as an outage.
 func translate(ctx context.Context, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	case !redisx.IsOutage(err):
-		return fmt.Errorf("subscriptions: %w", err)
-	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return redisx.Translate(ctx, err, "subscriptions", ErrUnavailable)
 }
 
 // Every script touches the one key it is given, so that on a Cluster each
