@@ -105,8 +105,9 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 
 	// The streams, open for every scenario: one session per replica with
 	// its push stream there; one session with two push streams at once, on
-	// two replicas (it hears of a version once, not once per stream's
-	// replica); a 2026-07-28 listen stream asking for every list change.
+	// two replicas (it hears of a version once, on the newest stream B: one
+	// message, one stream; the older A carries nothing while B is open); a
+	// 2026-07-28 listen stream asking for every list change.
 	var streams []*listChanges
 	for i := range env.addrs {
 		sid := env.initialize(t, env.proxy.URL)
@@ -114,9 +115,9 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 			env.openPush(t, env.url(i), sid, "")))
 	}
 	shared := env.initialize(t, env.proxy.URL)
+	sharedA := watchListChanges(fmt.Sprintf("session %s… stream A on replica 1", shared[:8]), env.openPush(t, env.url(1), shared, ""))
 	streams = append(streams,
-		watchListChanges(fmt.Sprintf("session %s… stream A on replica 1", shared[:8]), env.openPush(t, env.url(1), shared, "")),
-		watchListChanges(fmt.Sprintf("session %s… stream B on replica 2", shared[:8]), env.openPush(t, env.url(2), shared, "")))
+		watchListChanges(fmt.Sprintf("session %s… stream B on replica 2 (the newest)", shared[:8]), env.openPush(t, env.url(2), shared, "")))
 	listen := env.openListen(t, `{"jsonrpc":"2.0","id":"reload-listen","method":"subscriptions/listen","params":{`+
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`+
 		`"notifications":{"toolsListChanged":true,"resourcesListChanged":true,"promptsListChanged":true}}}`)
@@ -126,12 +127,12 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 	streams = append(streams, watchListChanges(fmt.Sprintf("listen stream on replica %d", env.proxy.lastReplica("", http.MethodPost)), listen))
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, s := range streams {
+			for _, s := range append(streams, sharedA) {
 				t.Logf("%s:%s", s.name, s.describe())
 			}
 		}
 	})
-	require.Len(t, streams, 6)
+	require.Len(t, streams, 5)
 	resourcesBefore := reloadResources(t, env, env.url(0), lister)
 
 	// Each stream's notification, and which replicas still listed the old
@@ -176,6 +177,7 @@ func testReloadByInterval(t *testing.T, redisURL string, rdb redis.UniversalClie
 			require.Equal(t, wantResources, got["notifications/resources/list_changed"], "%s (resources changed: %v): %v", s.name, wantResources == 1, s.all())
 			require.Zero(t, got["notifications/prompts/list_changed"], "%s: no prompts to change: %v", s.name, s.all())
 		}
+		require.Empty(t, sharedA.all(), "%s: the older stream of the shared session carries nothing while the newer one is open", sharedA.name)
 		listenChanges := streams[len(streams)-1].all()
 		require.NotEmpty(t, listenChanges)
 		require.JSONEq(t, `"reload-listen"`, string(listenChanges[0].subscriptionID), "the listen stream's notification names its subscription: %s", listenChanges[0].data)
