@@ -79,10 +79,21 @@ func (a inputAsker) Ask(ctx context.Context, r *mcp.Request, reqs mcp.InputReque
 	slices.Sort(keys)
 	ids := make([]string, len(keys))
 	chans := make([]waiter, len(keys))
+	answered := make([]bool, len(keys))
+	ended := false
 	defer func() {
-		for _, id := range ids {
-			if id != "" {
-				s.dropWaiter(r.SessionID, id)
+		for i, id := range ids {
+			if id == "" {
+				continue
+			}
+			s.dropWaiter(r.SessionID, id)
+			if !answered[i] && !ended {
+				// The gateway stopped waiting (timeout, cancel): tell the
+				// client, so its dialog closes rather than take an answer
+				// nobody will read.
+				note, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/cancelled",
+					Params: map[string]any{"requestId": json.RawMessage(id), "reason": "the gateway stopped waiting for this answer"}})
+				_ = out.Send(note)
 			}
 		}
 		if ids[0] == "" {
@@ -129,7 +140,9 @@ func (a inputAsker) Ask(ctx context.Context, r *mcp.Request, reqs mcp.InputReque
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case data := <-chans[i]:
+			answered[i] = true
 			if data == nil {
+				ended = true
 				return nil, tools.ErrSessionEnded
 			}
 			var m message
@@ -288,6 +301,31 @@ func (s *Server) sealer(ctx context.Context) (*mrtr.Sealer, error) {
 	return sl, nil
 }
 
+// rereadSealer replaces the cached sealer with one of the key the store
+// holds now, when that differs from old's; nil when it does not (or was
+// read less than a second ago).
+func (s *Server) rereadSealer(ctx context.Context, old *mrtr.Sealer) *mrtr.Sealer {
+	now := time.Now().UnixNano()
+	last := s.stateKeyRead.Load()
+	if now-last < int64(time.Second) || !s.stateKeyRead.CompareAndSwap(last, now) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
+	defer cancel()
+	candidate := make([]byte, mrtr.KeyLen)
+	_, _ = rand.Read(candidate)
+	key, err := s.pending.SharedKey(ctx, stateKeyName, candidate)
+	if err != nil || len(key) == 0 {
+		return nil
+	}
+	sl, err := mrtr.NewSealer(key)
+	if err != nil || sl.SameKey(old) {
+		return nil
+	}
+	s.stateSealer.Store(sl)
+	return sl
+}
+
 // binding is what a requestState is bound to.
 func binding(r *mcp.Request) (mrtr.Binding, error) {
 	b := mrtr.Binding{Method: r.Method}
@@ -326,6 +364,14 @@ func (a inputAsker) Open(r *mcp.Request, token string) ([]byte, error) {
 		return nil, err
 	}
 	payload, id, expires, err := sl.Open(b, token, time.Now())
+	if errors.Is(err, mrtr.ErrTampered) && len(s.cfg.StateKey) == 0 {
+		// The deployment's key may have changed under this replica (a
+		// Redis that lost it, and a replica that made a new one): read it
+		// again, at most once a second, and try once more.
+		if fresh := s.rereadSealer(r.Ctx, sl); fresh != nil {
+			payload, id, expires, err = fresh.Open(b, token, time.Now())
+		}
+	}
 	if err != nil {
 		return nil, mcp.InvalidParams("Invalid params for %s: requestState %s", r.Method, stateProblem(err))
 	}

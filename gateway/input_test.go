@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
@@ -378,14 +379,27 @@ func TestInputAcrossReplicas(t *testing.T) {
 
 	t.Run("an answer nobody waits for is dropped", func(t *testing.T) {
 		sid := elicitingSession(t, b)
-		for _, id := range []string{`"mcpgw-nobody"`, `7`, `"other"`} {
-			r := a.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)
+		c := openCall(t, b.url, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Zed"}}}`)
+		req := c.next(t)
+		// Ids nobody waits for, and the right id in another session: 202,
+		// and the waiting call goes on waiting.
+		other := elicitingSession(t, a)
+		id, _ := json.Marshal(req["id"])
+		for _, tc := range []struct{ sid, id string }{{sid, `"mcpgw-nobody"`}, {sid, `7`}, {sid, `"other"`}, {other, string(id)}} {
+			r := a.sessionCall(t, tc.sid, "2025-11-25", `{"jsonrpc":"2.0","id":`+tc.id+`,"result":{"action":"accept","content":{"name":"Mallory"}}}`)
 			require.Equal(t, http.StatusAccepted, r.status)
 		}
+		b.srv.waitersMu.Lock()
+		waiting := len(b.srv.waiters)
+		b.srv.waitersMu.Unlock()
+		require.Equal(t, 1, waiting, "the call still waits for its own answer")
+		answerRequest(t, a, sid, req, `{"action":"accept","content":{"name":"Ada"}}`)
+		require.Equal(t, "Ada", c.next(t)["result"].(map[string]any)["structuredContent"].(map[string]any)["owner"])
 	})
 
 	t.Run("cancel through the other replica mid-elicitation", func(t *testing.T) {
 		sid := elicitingSession(t, a)
+		before := backend.count("POST /adopt")
 		c := openCall(t, a.url, sid, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
 		req := c.next(t)
 		require.Equal(t, "elicitation/create", req["method"])
@@ -396,7 +410,7 @@ func TestInputAcrossReplicas(t *testing.T) {
 		}
 		// The late answer is dropped, and the backend never got the repeat.
 		require.Equal(t, http.StatusAccepted, answerRequest(t, b, sid, req, `{"action":"accept","content":{"name":"x"}}`).status)
-		require.Equal(t, 1, backend.count("POST /adopt"))
+		require.Equal(t, before+1, backend.count("POST /adopt"))
 	})
 
 	t.Run("DELETE through the other replica ends the waiting call", func(t *testing.T) {
@@ -420,8 +434,20 @@ func TestInputBounds(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		sid := elicitingSession(t, g)
 		c := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Rex"}}}`)
-		require.Equal(t, "elicitation/create", c.next(t)["method"])
-		res := c.next(t)["result"].(map[string]any)
+		req := c.next(t)
+		require.Equal(t, "elicitation/create", req["method"])
+		var cancelled map[string]any
+		var res map[string]any
+		for m := range c.events {
+			if m["method"] == "notifications/cancelled" {
+				cancelled = m
+			}
+			if m["id"] == float64(2) {
+				res = m["result"].(map[string]any)
+			}
+		}
+		require.NotNil(t, cancelled, "the client is told the gateway stopped waiting")
+		require.Equal(t, req["id"], cancelled["params"].(map[string]any)["requestId"])
 		require.Equal(t, true, res["isError"])
 		require.Contains(t, fmt.Sprint(res["content"]), "did not answer")
 	})
@@ -545,4 +571,40 @@ func TestCancelOnDisconnect(t *testing.T) {
 				"the call went on and repeated the request with the answer")
 		})
 	}
+}
+
+// TestStateKeyChangedUnderAReplica: a replica whose cached key is no
+// longer the deployment's (Redis lost it, another replica made a new one)
+// reads the key again instead of refusing every state.
+func TestStateKeyChangedUnderAReplica(t *testing.T) {
+	_, base := newInputBackend(t)
+	a, b := sharedPair(t, Config{}, base)
+	stale, err := mrtr.NewSealer(make([]byte, mrtr.KeyLen)) // all zeros: not the shared key
+	require.NoError(t, err)
+	b.srv.stateSealer.Store(stale)
+
+	first := statelessCall(t, a, 1, "deletePet", `{"id":31}`, "", nil).result(t)
+	state := first["requestState"].(string)
+	yes := `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + state + `"`
+	r := statelessCall(t, b, 2, "deletePet", `{"id":31}`, yes, nil).result(t)
+	require.Equal(t, "complete", r["resultType"], "%v", r)
+	require.False(t, b.srv.stateSealer.Load().SameKey(stale), "b now holds the deployment's key")
+}
+
+// TestWaitingCallsHoldNoSlot: a call waiting for the user gives its
+// running-call slot back, so max_concurrent_calls counts backend work.
+func TestWaitingCallsHoldNoSlot(t *testing.T) {
+	_, base := newInputBackend(t)
+	g := newGatewayFor(t, Config{MaxConcurrentCalls: 1}, []byte(inputDoc), base)
+	sid := elicitingSession(t, g)
+	first := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"A"}}}`)
+	req1 := first.next(t)
+	require.Equal(t, "elicitation/create", req1["method"])
+	second := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"B"}}}`)
+	req2 := second.next(t)
+	require.Equal(t, "elicitation/create", req2["method"], "the second call ran while the first waited: %v", req2)
+	answerRequest(t, g, sid, req1, `{"action":"accept","content":{"name":"Ada"}}`)
+	answerRequest(t, g, sid, req2, `{"action":"accept","content":{"name":"Bob"}}`)
+	require.Equal(t, "A", first.next(t)["result"].(map[string]any)["structuredContent"].(map[string]any)["pet"])
+	require.Equal(t, "B", second.next(t)["result"].(map[string]any)["structuredContent"].(map[string]any)["pet"])
 }

@@ -390,6 +390,8 @@ type Server struct {
 	waitersMu   sync.Mutex
 	waiters     map[waiterKey]waiter
 	stateSealer atomic.Pointer[mrtr.Sealer]
+	// stateKeyRead is when the shared key was last re-read (UnixNano).
+	stateKeyRead atomic.Int64
 }
 
 type inflightKey struct{ session, id string }

@@ -399,6 +399,7 @@ func (s *Server) refresh(ctx context.Context, sid string) {
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		s.cache.end(sid, time.Now())
+		s.endWaiters(sid) // it expired: calls waiting for its client's answers end too
 	case err != nil:
 		s.logLimited(ctx, slog.LevelWarn, "refreshing a cached session failed; serving the cached copy", "err", err, "session", shortID(sid))
 	default:

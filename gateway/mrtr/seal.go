@@ -73,6 +73,11 @@ type Sealer struct {
 	random io.Reader
 }
 
+// SameKey reports whether s and o seal with the same key.
+func (s *Sealer) SameKey(o *Sealer) bool {
+	return o != nil && subtle.ConstantTimeCompare(s.prk, o.prk) == 1
+}
+
 // NewSealer returns a Sealer of a KeyLen-byte key (any other length is
 // an error). Replicas that share the key open each other's tokens.
 func NewSealer(key []byte) (*Sealer, error) {

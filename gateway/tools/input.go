@@ -87,10 +87,10 @@ type InputRequiredResult struct {
 
 // run is the call after admission: rounds of confirmation, backend calls
 // and input, until a result.
-func (f *Feature) run(r *mcp.Request, c *catalog, tool *toolgen.Tool, args json.RawMessage, observe call.Observer) (any, error) {
+func (f *Feature) run(r *mcp.Request, c *catalog, tool *toolgen.Tool, args json.RawMessage, observe call.Observer, slot *slotHold) (any, error) {
 	var cont continuation
 	var answers mcp.InputResponses
-	if r.Era == mcp.EraStateless {
+	if r.Era == mcp.EraStateless && bytes.Contains(r.Params, []byte(`"requestState"`)) {
 		var p retryParams
 		if len(r.Params) > 0 && json.Unmarshal(r.Params, &p) != nil {
 			return nil, mcp.InvalidParams("Invalid params for tools/call: inputResponses must be an object and requestState a string")
@@ -169,12 +169,17 @@ func (f *Feature) run(r *mcp.Request, c *catalog, tool *toolgen.Tool, args json.
 		if r.Era == mcp.EraStateless {
 			return f.inputRequired(r, cont)
 		}
+		// A human may take a while: the replica's slot is not held meanwhile.
+		slot.release()
 		var err error
 		if answers, err = f.askClient(r, cont.Pending); err != nil {
 			if errors.Is(err, mcp.ErrCancelled) {
 				return nil, err
 			}
 			return f.toolError(r, err.Error()), nil
+		}
+		if !slot.retake(r) {
+			return f.busy(r), nil
 		}
 	}
 }
@@ -256,9 +261,20 @@ func (f *Feature) toolError(r *mcp.Request, text string) *mcp.PooledResult {
 // backend is not retried).
 func (f *Feature) lacksCapability(r *mcp.Request, caps []string) (any, error) {
 	if r.Era == mcp.EraStateless {
+		// ClientCapabilities shape: "elicitation.url" is {elicitation: {url: {}}}.
 		req := make(map[string]any, len(caps))
 		for _, c := range caps {
-			req[c] = map[string]any{}
+			top, sub, nested := strings.Cut(c, ".")
+			if !nested {
+				req[top] = map[string]any{}
+				continue
+			}
+			m, _ := req[top].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+				req[top] = m
+			}
+			m[sub] = map[string]any{}
 		}
 		return nil, mcp.NewError(mcp.CodeMissingCapability, "Missing required client capability: %s", strings.Join(caps, ", ")).
 			WithStatus(http.StatusBadRequest).WithData(map[string]any{"requiredCapabilities": req})
@@ -458,9 +474,10 @@ func (f *Feature) heartbeat(r *mcp.Request, observe call.Observer) (stop func())
 	if f.cfg.ProgressHeartbeat <= 0 || observe == nil || !r.WantsProgress() {
 		return func() {}
 	}
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	t := time.NewTicker(f.cfg.ProgressHeartbeat)
 	go func() {
+		defer close(exited)
 		defer t.Stop()
 		start := time.Now()
 		for {
@@ -472,5 +489,6 @@ func (f *Feature) heartbeat(r *mcp.Request, observe call.Observer) (stop func())
 			}
 		}
 	}()
-	return func() { close(done) }
+	// Stopped means stopped: no heartbeat after the round's last event.
+	return func() { close(done); <-exited }
 }

@@ -236,14 +236,14 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 		f.calls.WithLabelValues("denied").Inc()
 		return nil, f.insufficientScope(r, tool.Name, tp.scopes)
 	}
+	var slot *slotHold
 	if f.slots != nil {
 		if !f.takeSlot(r) {
 			f.calls.WithLabelValues("busy").Inc()
-			res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
-			res.ResultMeta = retryAfter(r, 1)
-			return mcp.Pooled(res).SetDenied("busy"), nil
+			return f.busy(r), nil
 		}
-		defer func() { <-f.slots }()
+		slot = &slotHold{f: f, held: true}
+		defer slot.release()
 	}
 	// After the slot: a call turned away busy spends no rate-limit token.
 	if tp != nil {
@@ -268,7 +268,7 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if debug || r.WantsProgress() || r.Enabled(mcp.LevelEmergency) {
 		observe = newReporter(r, tool.Name, start, debug).observe
 	}
-	out, err := f.run(r, c, tool, args, observe)
+	out, err := f.run(r, c, tool, args, observe, slot)
 	if errors.Is(err, mcp.ErrCancelled) {
 		f.calls.WithLabelValues("cancelled").Inc()
 	}
@@ -279,7 +279,11 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if !ok {
 		return out, nil // input_required
 	}
-	if res.IsError() {
+	if d := res.Denied(); d == "busy" {
+		f.calls.WithLabelValues("busy").Inc()
+	} else if d != "" {
+		f.calls.WithLabelValues("denied").Inc() // the user declined
+	} else if res.IsError() {
 		f.calls.WithLabelValues("tool_error").Inc()
 		if r.Enabled(mcp.LevelWarning) {
 			r.Log(mcp.LevelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name,
@@ -323,6 +327,37 @@ func (f *Feature) limit(r *mcp.Request, c *catalog, tool *toolgen.Tool, tp *tool
 		r.Log(mcp.LevelWarning, map[string]any{"message": d.message, "kind": d.kind})
 	}
 	return release, d
+}
+
+// busy is the "retry later" result of a call that found no free slot.
+func (f *Feature) busy(r *mcp.Request) *mcp.PooledResult {
+	res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
+	res.ResultMeta = retryAfter(r, 1)
+	return mcp.Pooled(res).SetDenied("busy")
+}
+
+// slotHold is a call's running-call slot, given back while the call waits
+// for a human (an elicitation may take a minute) and taken again for its
+// next backend round. A nil slotHold holds nothing.
+type slotHold struct {
+	f    *Feature
+	held bool
+}
+
+func (h *slotHold) release() {
+	if h != nil && h.held {
+		h.held = false
+		<-h.f.slots
+	}
+}
+
+// retake reports false when no slot came free in time.
+func (h *slotHold) retake(r *mcp.Request) bool {
+	if h == nil || h.held {
+		return true
+	}
+	h.held = h.f.takeSlot(r)
+	return h.held
 }
 
 // takeSlot takes a running-call slot: at once when one is free (the
