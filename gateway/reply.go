@@ -211,7 +211,11 @@ func (p *postReply) cancelled() {
 // for the client to resume on another replica. A 2025-11-25 answer still
 // JSON is turned into a primed stream to close; an older one waits for
 // its result. A panic in fn is raised again here while serve waits.
-func (p *postReply) serve(fn func()) {
+//
+// gone, when not nil, is the client's going away (the request context's
+// Done): onGone runs then, once (cancel_on_disconnect), unless the server
+// itself is shutting down.
+func (p *postReply) serve(fn func(), gone <-chan struct{}, onGone func()) {
 	p.early = make(chan struct{})
 	ended := make(chan any, 1)
 	go func() {
@@ -234,11 +238,21 @@ func (p *postReply) serve(fn func()) {
 		defer func() { panicked = recover() }()
 		fn()
 	}()
-	select {
-	case v := <-ended:
-		repanic(v)
-		return
-	case <-p.srv.done:
+	for waiting := true; waiting; {
+		select {
+		case v := <-ended:
+			repanic(v)
+			return
+		case <-gone:
+			gone = nil
+			select {
+			case <-p.srv.done: // a stream the server closes is resumed elsewhere
+			default:
+				onGone()
+			}
+		case <-p.srv.done:
+			waiting = false
+		}
 	}
 	if p.shutdown() {
 		return

@@ -498,17 +498,18 @@ func (s *Server) serveSessionMessage(w http.ResponseWriter, r *http.Request, sid
 		reply := s.newSessionReply(w, sess)
 		req := s.sessionRequest(r, sess, msg, meta, reply)
 		done := s.trackInflight(sess.ID, msg.ID, req)
-		stop := func() {}
+		// The client going away cancels the call (cancel_on_disconnect),
+		// as notifications/cancelled would.
+		var gone <-chan struct{}
 		if !s.cfg.KeepCallsOnDisconnect {
-			stop = s.cancelOnDisconnect(r.Context(), req)
+			gone = r.Context().Done()
 		}
 		// The call runs on: a stream the server closes at shutdown is
 		// resumed elsewhere while the call finishes here.
 		reply.serve(func() {
 			defer done()
-			defer stop()
 			s.dispatch(req, s.sessionHandler(msg.Method), reply)
-		})
+		}, gone, req.Cancel.(*inflightCall).cancelCall)
 	}
 	return nil
 }
@@ -573,26 +574,6 @@ func (s *Server) trackInflight(sid string, id json.RawMessage, req *mcp.Request)
 		}
 		s.inflightMu.Unlock()
 	}
-}
-
-// cancelOnDisconnect cancels a session-era request, as
-// notifications/cancelled would, when its POST's client goes away before
-// it is answered (cancel_on_disconnect). Streams the server itself closes
-// on shutdown do not count: their clients resume elsewhere. The returned
-// func stops watching.
-func (s *Server) cancelOnDisconnect(ctx context.Context, req *mcp.Request) (stop func()) {
-	slot, ok := req.Cancel.(*inflightCall)
-	if !ok {
-		return func() {}
-	}
-	stopWatch := context.AfterFunc(ctx, func() {
-		select {
-		case <-s.done:
-		default:
-			slot.cancelCall()
-		}
-	})
-	return func() { stopWatch() }
 }
 
 // canonicalID makes 7, 7.0 and "7" distinct but stable map keys.
