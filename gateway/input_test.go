@@ -608,3 +608,20 @@ func TestWaitingCallsHoldNoSlot(t *testing.T) {
 	require.Equal(t, "A", first.next(t)["result"].(map[string]any)["structuredContent"].(map[string]any)["pet"])
 	require.Equal(t, "B", second.next(t)["result"].(map[string]any)["structuredContent"].(map[string]any)["pet"])
 }
+
+// TestRequestStateIsBoundToThePrincipal: a state issued to one caller is
+// refused for another, and stays usable by its own caller.
+func TestRequestStateIsBoundToThePrincipal(t *testing.T) {
+	backend, base := newInputBackend(t)
+	g := newGatewayWith(t, Config{}, Deps{Auth: tokenAuth{}}, []byte(inputDoc), base)
+	rita := map[string]string{"Authorization": "Bearer rita"}
+	first := statelessCall(t, g, 1, "deletePet", `{"id":41}`, "", rita).result(t)
+	yes := `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"` + first["requestState"].(string) + `"`
+	r := statelessCall(t, g, 2, "deletePet", `{"id":41}`, yes, map[string]string{"Authorization": "Bearer nina"})
+	require.Equal(t, -32602, r.errCode(t))
+	require.Contains(t, string(r.body), "another caller")
+	require.Equal(t, 0, backend.count("DELETE /pets/41"))
+	done := statelessCall(t, g, 3, "deletePet", `{"id":41}`, yes, rita).result(t)
+	require.Equal(t, "complete", done["resultType"], "%v", done)
+	require.Equal(t, 1, backend.count("DELETE /pets/41"))
+}
