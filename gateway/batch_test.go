@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,4 +136,38 @@ func TestConcurrentCallsAreBounded(t *testing.T) {
 	}
 	r = g.sessionCall(t, sid, "2025-11-25", call)
 	require.NotEqual(t, true, r.result(t)["isError"], "a free slot serves again: %s", r.body)
+}
+
+// TestBatchMembersRunWithinTheSessionsConcurrency: with session_concurrency
+// 2, a batch of 6 slow calls runs at most 2 at once, and every member is
+// answered (they wait their turn instead of being refused).
+func TestBatchMembersRunWithinTheSessionsConcurrency(t *testing.T) {
+	var running, peak atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(hs.Close)
+	cfg := Config{}
+	cfg.Policy.SessionConcurrency = 2
+	g := newGatewayFor(t, cfg, []byte(slowDoc), hs.URL)
+	sid := g.initialize(t, "2025-03-26")
+	var members []string
+	for i := range 6 {
+		members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, i+1))
+	}
+	r := g.sessionCall(t, sid, "2025-03-26", "["+strings.Join(members, ",")+"]")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.NotContains(t, string(r.body), `"isError":true`, "no member refused: %s", r.body)
+	require.Equal(t, 6, strings.Count(string(r.body), `"result"`), "%s", r.body)
+	require.LessOrEqual(t, peak.Load(), int32(2))
 }

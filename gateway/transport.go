@@ -613,7 +613,8 @@ func (s *Server) cancelLocal(sid string, id json.RawMessage) bool {
 	return call != nil
 }
 
-// batchConcurrency bounds how many members of one batch run at once.
+// batchConcurrency bounds how many members of one batch run at once (the
+// session's concurrency bound, when lower, bounds them instead).
 const batchConcurrency = 8
 
 // serveBatch serves a JSON array body: allowed in 2025-03-26 sessions only,
@@ -672,7 +673,14 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 		out[i] = enc
 	}
-	sem := make(chan struct{}, batchConcurrency)
+	// Members run up to batchConcurrency at once, and never more than the
+	// session may run (session_concurrency): the rest wait their turn
+	// rather than be refused.
+	running := batchConcurrency
+	if sc := s.cfg.Policy.SessionConcurrency; sc > 0 && sc < running {
+		running = sc
+	}
+	sem := make(chan struct{}, running)
 	var wg sync.WaitGroup
 	for i, raw := range raws {
 		msg, perr := decodeMessage(raw)
