@@ -508,3 +508,32 @@ func TestRequestBounds(t *testing.T) {
 	require.False(t, res.IsError, ctText(res))
 	require.True(t, called)
 }
+
+// Argument headers over the 16 KiB bound are an isError naming the
+// biggest argument, and nothing is sent.
+func TestRequestHeaderBound(t *testing.T) {
+	doc := ctDoc(t, `openapi: 3.0.3
+info: {title: h, version: "1"}
+paths:
+  /h:
+    get:
+      operationId: withHeaders
+      parameters:
+        - {name: X-Small, in: header, schema: {type: string}}
+        - {name: X-Big, in: header, schema: {type: string}}
+      responses:
+        '200': {description: ok}
+`)
+	called := false
+	backend := ctNewBackend(t, func(w http.ResponseWriter, r *http.Request) { called = true })
+	caller := ctCaller(t, doc, Config{BaseURL: backend.URL})
+	tool := ctTool(t, doc, "GET", "/h")
+	res := ctCall(t, caller, tool, `{"X-Small": "`+strings.Repeat("s", 9<<10)+`", "X-Big": "`+strings.Repeat("b", 10<<10)+`"}`)
+	require.True(t, res.IsError)
+	require.Contains(t, ctText(res), `invalid argument "X-Big": makes the request headers`)
+	require.Contains(t, ctText(res), "over the 16384")
+	require.False(t, called, "nothing is sent")
+	res = ctCall(t, caller, tool, `{"X-Small": "s", "X-Big": "`+strings.Repeat("b", 10<<10)+`"}`)
+	require.False(t, res.IsError, ctText(res))
+	require.True(t, called)
+}
