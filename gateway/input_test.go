@@ -557,11 +557,12 @@ func TestCancelOnDisconnect(t *testing.T) {
 			answer := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`
 			if !keep {
 				// The call stopped waiting: its answer is dropped.
+				// After the resume grace (the client did not come back).
 				require.Eventually(t, func() bool {
 					g.srv.waitersMu.Lock()
 					defer g.srv.waitersMu.Unlock()
 					return len(g.srv.waiters) == 0
-				}, 5*time.Second, 5*time.Millisecond)
+				}, 20*time.Second, 5*time.Millisecond)
 				require.Equal(t, http.StatusAccepted, g.sessionCall(t, sid, "2025-11-25", answer).status)
 				require.Equal(t, 1, backend.count("POST /adopt"), "the backend never got the repeat")
 				return
@@ -624,4 +625,32 @@ func TestRequestStateIsBoundToThePrincipal(t *testing.T) {
 	done := statelessCall(t, g, 3, "deletePet", `{"id":41}`, yes, rita).result(t)
 	require.Equal(t, "complete", done["resultType"], "%v", done)
 	require.Equal(t, 1, backend.count("DELETE /pets/41"))
+}
+
+// TestResumedStreamIsNotADisconnect: a 2025-11-25 client that drops its
+// POST stream mid-elicitation and resumes it (GET + Last-Event-ID) within
+// the grace keeps its call: the request is replayed, its answer completes
+// the call, and the result arrives on the resumed stream.
+func TestResumedStreamIsNotADisconnect(t *testing.T) {
+	backend, base := newInputBackend(t)
+	g := newGatewayFor(t, Config{}, []byte(inputDoc), base)
+	sid := elicitingSession(t, g)
+	h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	post := openRaw(t, http.MethodPost, g.url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Rex"}}}`, h)
+	primer := post.next(t)
+	require.True(t, primer.hasID && primer.data == "", "a priming event first: %+v", primer)
+	require.Contains(t, post.nextMessage(t).data, "elicitation/create")
+	post.close() // the network drops
+
+	get := openRaw(t, http.MethodGet, g.url, "", map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25",
+		"Accept": "text/event-stream", "Last-Event-ID": primer.id})
+	var req map[string]any
+	require.NoError(t, json.Unmarshal([]byte(get.nextMessage(t).data), &req))
+	require.Equal(t, "elicitation/create", req["method"], "the request is replayed on the resumed stream")
+	// Past the grace: a call its client came back for is not cancelled.
+	time.Sleep(g.srv.resumeGrace() + 500*time.Millisecond)
+	answerRequest(t, g, sid, req, `{"action":"accept","content":{"name":"Ada"}}`)
+	res := get.nextMessage(t)
+	require.Contains(t, res.data, `"owner": "Ada"`)
+	require.Equal(t, 2, backend.count("POST /adopt"), "the call repeated the request with the answer")
 }

@@ -49,8 +49,10 @@ type postReply struct {
 	// gone: the connection takes no more writes (the client left, or the
 	// stream was closed under the call); the log still gets every message.
 	gone bool
-	// resumable: the client holds an id to resume the stream from.
+	// resumable: the client holds an id to resume the stream from;
+	// firstID is the log id of the stream's first logged event.
 	resumable bool
+	firstID   string
 	// closing: the server shuts down; close the stream once it is resumable.
 	closing bool
 	// ended: the call returned. detached: serve returned before it did;
@@ -124,7 +126,7 @@ func (p *postReply) open() {
 		p.srv.logLimited(context.Background(), slog.LevelWarn, "logging a stream's priming event failed", "err", err, "session", shortID(p.sid))
 		return
 	}
-	p.resumable = true
+	p.resumable, p.firstID = true, id
 	if p.sse.prime(streamEventID(id, p.token)) != nil {
 		p.gone = true
 	}
@@ -141,6 +143,9 @@ func (p *postReply) emit(kind logKind, logged, live []byte) error {
 		p.srv.logLimited(context.Background(), slog.LevelWarn, "logging a stream's message failed", "err", err, "session", shortID(p.sid))
 	} else {
 		evID, p.resumable = streamEventID(id, p.token), true
+		if p.firstID == "" {
+			p.firstID = id
+		}
 	}
 	if live != nil && !p.gone && p.sse.event(evID, live) != nil {
 		p.gone = true
@@ -238,6 +243,7 @@ func (p *postReply) serve(fn func(), gone <-chan struct{}, onGone func()) {
 		defer func() { panicked = recover() }()
 		fn()
 	}()
+	var grace <-chan time.Time
 	for waiting := true; waiting; {
 		select {
 		case v := <-ended:
@@ -248,6 +254,22 @@ func (p *postReply) serve(fn func(), gone <-chan struct{}, onGone func()) {
 			select {
 			case <-p.srv.done: // a stream the server closes is resumed elsewhere
 			default:
+				if p.resumableNow() {
+					// The client may be resuming it (network blip): give it
+					// the time to, then cancel only if it did not.
+					t := time.NewTimer(p.srv.resumeGrace())
+					defer t.Stop()
+					grace = t.C
+				} else {
+					onGone()
+				}
+			}
+		case <-grace:
+			grace = nil
+			p.mu.Lock()
+			token, first := p.token, p.firstID
+			p.mu.Unlock()
+			if !p.srv.resumedSince(p.sid, token, first) {
 				onGone()
 			}
 		case <-p.srv.done:
@@ -262,6 +284,14 @@ func (p *postReply) serve(fn func(), gone <-chan struct{}, onGone func()) {
 		repanic(v)
 	case <-p.early:
 	}
+}
+
+// resumableNow reports whether the answer is a session stream the
+// client can resume (it holds one of its ids) and still runs.
+func (p *postReply) resumableNow() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sid != "" && p.resumable && p.firstID != "" && !p.done
 }
 
 func repanic(v any) {

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
@@ -54,6 +55,7 @@ const (
 	kindFinal   logKind = 'f' // the response: the stream ends after it
 	kindEnd     logKind = 'e' // the request was cancelled: the stream ends, no response
 	kindDropped logKind = 'x' // a message too big to keep (maxLoggedMessage): skipped on replay
+	kindResumed logKind = 'r' // a client resumed the stream (a GET named it): its call is not abandoned
 )
 
 // streamTokenLen is the length of a stream token: its kind, then 11
@@ -189,6 +191,11 @@ func (s *Server) resumePostStream(w http.ResponseWriter, r *http.Request, sess *
 	}
 	sse, closeStream := s.openStream(w)
 	defer closeStream()
+	// Say so in the log: the replica running the call holds off
+	// cancel_on_disconnect for a stream its client came back for.
+	if _, err := s.logStreamEvent(sess.ID, token, kindResumed, nil); err != nil {
+		s.logLimited(ctx, slog.LevelWarn, "logging a stream's resumption failed", "err", err, "session", shortID(sess.ID))
+	}
 	if primes(sess.ProtocolVersion) && sse.prime(lastEventID) != nil {
 		return nil
 	}
@@ -257,6 +264,41 @@ func (s *Server) resumePostStream(w http.ResponseWriter, r *http.Request, sess *
 				}
 				break wait // the backstop for a lost hint
 			}
+		}
+	}
+}
+
+// resumeGrace is how long a call whose client dropped a resumable stream
+// waits for the client to come back (a GET with Last-Event-ID) before
+// cancel_on_disconnect cancels it: the retry hint, twice, and the store
+// calls of a resume.
+func (s *Server) resumeGrace() time.Duration {
+	return 2*retryMillis*time.Millisecond + 2*s.cfg.StoreTimeout
+}
+
+// resumedSince reports whether a client resumed POST stream token of
+// session sid after log id from (the stream's first event); a store
+// failure counts as resumed (the call is not cancelled on a guess).
+func (s *Server) resumedSince(sid, token, from string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*s.cfg.StoreTimeout)
+	defer cancel()
+	for cursor := from; ; {
+		evs, err := s.store.ReadAfter(ctx, sid, cursor, replayBatch)
+		if errors.Is(err, sessions.ErrEventGone) && cursor != "" {
+			cursor = "" // trimmed past it: what is retained
+			continue
+		}
+		if err != nil {
+			return !errors.Is(err, sessions.ErrNotFound)
+		}
+		for _, e := range evs {
+			if le := readLogEvent(e.Data); le.kind == kindResumed && le.token == token {
+				return true
+			}
+			cursor = e.ID
+		}
+		if len(evs) < replayBatch {
+			return false
 		}
 	}
 }

@@ -42,7 +42,7 @@ var inputOptions = []option{
 		set: str(func(c *config) *string { return &c.StateKeyFile })},
 	{key: "progress_heartbeat", def: "10s", usage: "interval of the progress notifications a slow call sends while waiting for its backend (to clients that asked for progress); 0 turns them off",
 		set: duration(func(c *config) *time.Duration { return &c.ProgressHeartbeat })},
-	{key: "cancel_on_disconnect", def: "true", isBool: true, usage: "cancel a session-era call when the client closes its POST before the answer (as notifications/cancelled would)",
+	{key: "cancel_on_disconnect", def: "true", isBool: true, usage: "cancel a session-era call when the client closes its POST before the answer (as notifications/cancelled would), unless it resumes the stream within a few seconds",
 		set: boolean(func(c *config) *bool { return &c.CancelOnDisconnect })},
 }
 
