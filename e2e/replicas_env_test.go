@@ -150,6 +150,15 @@ func newReplicaEnv(t *testing.T, backend *replicaBackend, redisURL string, rdb r
 	for i := range n {
 		wg.Go(func() {
 			p, err := spawnGateway(bin, append([]string{"--listen", e.addrs[i]}, e.args...)...)
+			for try := 0; try < 5 && err != nil && strings.Contains(err.Error(), "address already in use"); try++ {
+				// freeAddr's port was taken (by an outgoing connection, say)
+				// between its probe and the replica's bind: another one.
+				e.mu.Lock()
+				e.addrs[i] = freeAddr(t)
+				bases[i] = "http://" + e.addrs[i]
+				e.mu.Unlock()
+				p, err = spawnGateway(bin, append([]string{"--listen", e.addrs[i]}, e.args...)...)
+			}
 			e.mu.Lock()
 			e.procs[i] = p
 			e.mu.Unlock()
