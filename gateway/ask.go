@@ -255,24 +255,12 @@ func (s *Server) routeResponse(ctx context.Context, sid string, msg *message) {
 // listenAnswers delivers the responses other replicas route here until
 // ctx ends.
 func (s *Server) listenAnswers(ctx context.Context) {
-	for ctx.Err() == nil {
-		sub, err := s.bus.Subscribe(ctx, replicaTopic(s.cfg.Replica))
-		if err != nil {
-			s.logLimited(ctx, slog.LevelWarn, "subscribing to this replica's topic failed", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-			continue
+	s.follow(ctx, replicaTopic(s.cfg.Replica), "this replica's topic", nil, func(data []byte) {
+		var a answer
+		if json.Unmarshal(data, &a) == nil {
+			s.deliverLocal(a.Session, a.ID, a.Message)
 		}
-		for data := range sub.C() {
-			var a answer
-			if json.Unmarshal(data, &a) == nil {
-				s.deliverLocal(a.Session, a.ID, a.Message)
-			}
-		}
-		sub.Close()
-	}
+	})
 }
 
 // sealer is the requestState sealer: the configured key, else the

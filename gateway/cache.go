@@ -156,33 +156,52 @@ func (s *Server) announce(ctx context.Context, b broadcast) {
 	}
 }
 
+// forgetSession is what this replica does once it learns a session ended
+// (deleted here or elsewhere, or expired): its cached copy goes, and calls
+// waiting for its client's answers end.
+func (s *Server) forgetSession(sid string) {
+	s.cache.end(sid, time.Now())
+	s.endWaiters(sid)
+}
+
 // listenReplicas applies other replicas' broadcasts until ctx ends.
 func (s *Server) listenReplicas(ctx context.Context) {
+	s.follow(ctx, broadcastTopic, "replica broadcasts", func() { s.listeningOnce.Do(func() { close(s.listening) }) }, func(data []byte) {
+		var b broadcast
+		if json.Unmarshal(data, &b) != nil {
+			return
+		}
+		switch b.Kind {
+		case kindChanged:
+			s.cache.drop(b.Session)
+		case kindEnded:
+			s.forgetSession(b.Session)
+		case kindCancel:
+			s.cancelLocal(b.Session, b.Request)
+		}
+	})
+}
+
+// follow hands each message of a bus topic to handle until ctx ends,
+// subscribing again (once a second) whenever the subscription fails or
+// ends; subscribed, when not nil, runs each time the subscription is live.
+func (s *Server) follow(ctx context.Context, topic, what string, subscribed func(), handle func([]byte)) {
 	for ctx.Err() == nil {
-		sub, err := s.bus.Subscribe(ctx, broadcastTopic)
+		sub, err := s.bus.Subscribe(ctx, topic)
 		if err != nil {
-			s.log.Warn("subscribing to replica broadcasts failed", "err", err)
+			s.logLimited(ctx, slog.LevelWarn, "subscribing to "+what+" failed", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
 			continue
 		}
-		s.listeningOnce.Do(func() { close(s.listening) })
-		for data := range sub.C() {
-			var b broadcast
-			if json.Unmarshal(data, &b) != nil {
-				continue
-			}
-			switch b.Kind {
-			case kindChanged:
-				s.cache.drop(b.Session)
-			case kindEnded:
-				s.cache.end(b.Session, time.Now())
-				s.endWaiters(b.Session)
-			case kindCancel:
-				s.cancelLocal(b.Session, b.Request)
-			}
+		if subscribed != nil {
+			subscribed()
 		}
+		for data := range sub.C() {
+			handle(data)
+		}
+		sub.Close()
 	}
 }

@@ -398,8 +398,7 @@ func (s *Server) refresh(ctx context.Context, sid string) {
 	sess, err := s.store.Get(ctx, sid)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		s.cache.end(sid, time.Now())
-		s.endWaiters(sid) // it expired: calls waiting for its client's answers end too
+		s.forgetSession(sid)
 	case err != nil:
 		s.logLimited(ctx, slog.LevelWarn, "refreshing a cached session failed; serving the cached copy", "err", err, "session", shortID(sid))
 	default:
@@ -416,7 +415,7 @@ func (s *Server) touch(ctx context.Context, sess *sessions.Session, now time.Tim
 	}
 	if err := s.store.Touch(ctx, sess.ID, now); err != nil {
 		if errors.Is(err, sessions.ErrNotFound) {
-			s.cache.end(sess.ID, time.Now())
+			s.forgetSession(sess.ID)
 			return false
 		}
 		// The store is down: serve from what we know; the request itself
@@ -787,12 +786,11 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) deleteSession(ctx context.Context, sid, client string) error {
 	defer s.releaseSession(context.WithoutCancel(ctx), client, sid)
 	err := s.store.Delete(ctx, sid)
-	s.cache.end(sid, time.Now())
+	s.forgetSession(sid)
 	if err != nil {
 		return storeError(err)
 	}
 	s.announce(ctx, broadcast{Kind: kindEnded, Session: sid})
-	s.endWaiters(sid)
 	s.wakeSession(ctx, sid)
 	s.dropSubscriptions(ctx, sid)
 	s.inBackground("pending-end:"+sid, func(ctx context.Context) {
