@@ -8,171 +8,30 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/inputtest"
 )
 
-const inputBackendDoc = `openapi: 3.0.3
-info: {title: input e2e, version: "1"}
-paths:
-  /pets/{id}:
-    delete:
-      operationId: deletePet
-      x-mcp-confirm: true
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: integer}}
-      responses:
-        '204': {description: gone}
-  /adopt:
-    post:
-      operationId: adopt
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema: {type: object, properties: {pet: {type: string}}, required: [pet]}
-      responses:
-        '200':
-          description: adopted
-          content:
-            application/json:
-              schema: {type: object, properties: {pet: {type: string}, owner: {type: string}}}
-  /think:
-    get:
-      operationId: think
-      responses:
-        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
-  /report:
-    get:
-      operationId: report
-      responses:
-        '200': {description: events, content: {text/event-stream: {schema: {type: string}}}}
-  /jobs:
-    post:
-      operationId: startJob
-      responses:
-        '202': {description: accepted}
-        '200': {description: done, content: {application/json: {schema: {type: object}}}}
-`
-
-// inputE2EBackend counts the requests it gets, by method and path.
-type inputE2EBackend struct {
-	URL  string
-	doc  string
-	mu   sync.Mutex
-	hits map[string]int
-	jobs atomic.Int32
-}
-
-func (b *inputE2EBackend) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.hits[key]
-}
-
-func startInputBackend(t *testing.T) *inputE2EBackend {
+// startInputBackend runs the shared input backend (internal/inputtest)
+// with its document in a file, for the replicas to load.
+func startInputBackend(t *testing.T) (*inputtest.Backend, string) {
 	t.Helper()
-	b := &inputE2EBackend{hits: map[string]int{}}
-	ask := func(w http.ResponseWriter, reqs string) {
-		w.Header().Set("Content-Type", "application/vnd.mcp.input-required+json")
-		w.WriteHeader(http.StatusPreconditionRequired)
-		fmt.Fprintf(w, `{"inputRequests": %s, "requestState": "s1"}`, reqs)
-	}
-	answers := func(r *http.Request) map[string]json.RawMessage {
-		raw, err := base64.RawURLEncoding.DecodeString(r.Header.Get("Mcp-Input-Responses"))
-		if err != nil || len(raw) == 0 || r.Header.Get("Mcp-Request-State") != "s1" {
-			return nil
-		}
-		var m map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &m)
-		return m
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b.mu.Lock()
-		b.hits[r.Method+" "+r.URL.Path]++
-		b.mu.Unlock()
-		body, _ := io.ReadAll(r.Body)
-		switch {
-		case r.Method == http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-		case r.URL.Path == "/adopt":
-			a := answers(r)
-			if a == nil {
-				ask(w, `{"owner": {"method": "elicitation/create", "params": {"message": "Who adopts?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}`)
-				return
-			}
-			var owner struct {
-				Content struct {
-					Name string `json:"name"`
-				} `json:"content"`
-			}
-			_ = json.Unmarshal(a["owner"], &owner)
-			var in struct {
-				Pet string `json:"pet"`
-			}
-			_ = json.Unmarshal(body, &in)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"pet": %q, "owner": %q}`, in.Pet, owner.Content.Name)
-		case r.URL.Path == "/think":
-			a := answers(r)
-			if a == nil {
-				ask(w, `{"llm": {"method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "6 times 7?"}}], "maxTokens": 10}}}`)
-				return
-			}
-			var res struct {
-				Content struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			}
-			_ = json.Unmarshal(a["llm"], &res)
-			fmt.Fprint(w, "the model says "+res.Content.Text)
-		case r.URL.Path == "/report":
-			w.Header().Set("Content-Type", "text/event-stream")
-			rc := http.NewResponseController(w)
-			for i := 1; i <= 3; i++ {
-				fmt.Fprintf(w, "event: progress\ndata: {\"progress\": %d, \"total\": 3, \"message\": \"part %d\"}\n\n", i, i)
-				_ = rc.Flush()
-				time.Sleep(20 * time.Millisecond)
-			}
-			fmt.Fprint(w, "event: result\ndata: {\"parts\": 3}\n\n")
-		case r.URL.Path == "/jobs":
-			w.Header().Set("Location", "/jobs/status")
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusAccepted)
-		case r.URL.Path == "/jobs/status":
-			if b.jobs.Add(1)%3 != 0 {
-				w.Header().Set("Retry-After", "0")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusAccepted)
-				fmt.Fprint(w, `{"progress": 1, "total": 2, "message": "indexing"}`)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"done": true}`)
-		default:
-			http.NotFound(w, r)
-		}
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	b.URL = srv.URL
-	b.doc = filepath.Join(t.TempDir(), "input.yaml")
-	require.NoError(t, os.WriteFile(b.doc, []byte(inputBackendDoc), 0o600))
-	return b
+	b := inputtest.Start(t)
+	doc := filepath.Join(t.TempDir(), "input.yaml")
+	require.NoError(t, os.WriteFile(doc, []byte(inputtest.Doc), 0o600))
+	return b, doc
 }
 
 func TestInputAcrossReplicasE2E(t *testing.T) {
@@ -180,8 +39,8 @@ func TestInputAcrossReplicasE2E(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
 			redisURL, rdb := kind.redis(t)
-			backend := startInputBackend(t)
-			env := newReplicaEnv(t, &replicaBackend{URL: backend.URL, doc: backend.doc}, redisURL, rdb, 3,
+			backend, doc := startInputBackend(t)
+			env := newReplicaEnv(t, &replicaBackend{URL: backend.URL, doc: doc}, redisURL, rdb, 3,
 				"--server-request-timeout", "3s")
 			t.Run("Go SDK clients through the proxy", func(t *testing.T) { testSDKInput(t, env, backend) })
 			t.Run("the answer lands on another replica", func(t *testing.T) { testAnswerElsewhere(t, env, backend) })
@@ -236,7 +95,7 @@ func resultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func testSDKInput(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+func testSDKInput(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 	for i, version := range []string{"2025-11-25", ""} {
 		name := version
 		if name == "" {
@@ -263,7 +122,7 @@ func testSDKInput(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
 			path := fmt.Sprintf("DELETE /pets/%d", id)
 			res := call("deletePet", map[string]any{"id": id})
 			require.False(t, res.IsError, resultText(res))
-			require.Equal(t, 1, backend.count(path), "confirmed: the backend got the DELETE once")
+			require.Equal(t, 1, backend.Count(path), "confirmed: the backend got the DELETE once")
 
 			res = call("adopt", map[string]any{"pet": "Rex"})
 			require.False(t, res.IsError, resultText(res))
@@ -292,7 +151,7 @@ func testSDKInput(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
 			require.NoError(t, err)
 			require.True(t, res.IsError)
 			require.Contains(t, resultText(res), "declined")
-			require.Equal(t, 0, backend.count(path), "declined: the backend saw nothing")
+			require.Equal(t, 0, backend.Count(path), "declined: the backend saw nothing")
 			if version != "" {
 				require.Len(t, env.proxy.replicasFor(cs.ID()), 3, "the session's requests reached every replica")
 			}
@@ -381,18 +240,18 @@ func (e *replicaEnv) sendIn(t *testing.T, url, sid, body string) *rawResponse {
 	return r
 }
 
-func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 	t.Run("confirmation", func(t *testing.T) {
 		sid := env.elicitingSession(t, env.url(0))
 		c := env.startCall(t, env.url(0), sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"deletePet","arguments":{"id":300}}}`)
 		req := c.next(t)
 		require.Equal(t, "elicitation/create", req.Method)
-		require.Equal(t, 0, backend.count("DELETE /pets/300"))
+		require.Equal(t, 0, backend.Count("DELETE /pets/300"))
 		env.answer(t, env.url(1), sid, req, `{"action":"accept","content":{"confirm":true}}`)
 		res := c.next(t)
 		require.Equal(t, "5", string(res.ID))
 		require.NotContains(t, string(res.Result), `"isError":true`)
-		require.Equal(t, 1, backend.count("DELETE /pets/300"))
+		require.Equal(t, 1, backend.Count("DELETE /pets/300"))
 	})
 	t.Run("declined", func(t *testing.T) {
 		sid := env.elicitingSession(t, env.url(1))
@@ -400,7 +259,7 @@ func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputE2EBackend
 		env.answer(t, env.url(2), sid, c.next(t), `{"action":"decline"}`)
 		res := c.next(t)
 		require.Contains(t, string(res.Result), `"isError":true`)
-		require.Equal(t, 0, backend.count("DELETE /pets/301"), "declined: the backend saw nothing")
+		require.Equal(t, 0, backend.Count("DELETE /pets/301"), "declined: the backend saw nothing")
 	})
 	t.Run("sampling", func(t *testing.T) {
 		sid := env.elicitingSession(t, env.url(2))
@@ -412,7 +271,7 @@ func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputE2EBackend
 	})
 	t.Run("cancel through another replica mid-elicitation", func(t *testing.T) {
 		sid := env.elicitingSession(t, env.url(0))
-		before := backend.count("POST /adopt")
+		before := backend.Count("POST /adopt")
 		c := env.startCall(t, env.url(0), sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
 		req := c.next(t)
 		require.Equal(t, "elicitation/create", req.Method)
@@ -424,7 +283,7 @@ func testAnswerElsewhere(t *testing.T, env *replicaEnv, backend *inputE2EBackend
 			t.Fatal("the cancelled call did not end")
 		}
 		env.answer(t, env.url(2), sid, req, `{"action":"accept","content":{"name":"late"}}`)
-		require.Equal(t, before+1, backend.count("POST /adopt"), "the backend never got the repeat")
+		require.Equal(t, before+1, backend.Count("POST /adopt"), "the backend never got the repeat")
 	})
 }
 
@@ -478,7 +337,7 @@ func (e *replicaEnv) stateless(t *testing.T, url string, id int, name, args, ext
 	return onlyResponse(t, r, fmt.Sprint(id))
 }
 
-func testStatelessRetries(t *testing.T, env *replicaEnv, backend *inputE2EBackend) {
+func testStatelessRetries(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 	first := env.stateless(t, env.url(0), 1, "adopt", `{"pet":"Kit"}`, "")
 	var ir struct {
 		ResultType    string                     `json:"resultType"`

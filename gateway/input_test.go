@@ -3,14 +3,10 @@ package gateway
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,149 +14,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/mcp-gateway/internal/inputtest"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
 )
 
-// inputDoc is a backend whose operations need input from the client: a
-// confirmation the gateway asks for (x-mcp-confirm), and input the
-// backend asks for itself (elicitation, sampling, roots, and one that
-// never stops asking).
-const inputDoc = `openapi: 3.0.3
-info: {title: input, version: "1"}
-paths:
-  /pets/{id}:
-    delete:
-      operationId: deletePet
-      x-mcp-confirm: This removes the pet for good.
-      parameters:
-        - {name: id, in: path, required: true, schema: {type: integer}}
-      responses:
-        '204': {description: gone}
-  /adopt:
-    post:
-      operationId: adopt
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema: {type: object, properties: {pet: {type: string}}, required: [pet]}
-      responses:
-        '200':
-          description: adopted
-          content:
-            application/json:
-              schema: {type: object, properties: {pet: {type: string}, owner: {type: string}}}
-  /think:
-    get:
-      operationId: think
-      responses:
-        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
-  /roots:
-    get:
-      operationId: whereAmI
-      responses:
-        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
-  /again:
-    get:
-      operationId: again
-      responses:
-        '200': {description: text, content: {text/plain: {schema: {type: string}}}}
-`
+// inputDoc is the document of the shared input backend (internal/inputtest).
+const inputDoc = inputtest.Doc
 
-// inputBackend answers inputDoc's operations and counts what it sees.
-type inputBackend struct {
-	mu   sync.Mutex
-	hits map[string]int // "METHOD /path" → requests
-	// states records the Mcp-Request-State of each repeat.
-	states []string
-}
-
-func (b *inputBackend) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.hits[key]
-}
-
-func newInputBackend(t *testing.T) (*inputBackend, string) {
-	b := &inputBackend{hits: map[string]int{}}
-	ask := func(w http.ResponseWriter, reqs string) {
-		w.Header().Set("Content-Type", "application/vnd.mcp.input-required+json")
-		w.WriteHeader(http.StatusPreconditionRequired)
-		fmt.Fprintf(w, `{"inputRequests": %s, "requestState": "step-1"}`, reqs)
-	}
-	answers := func(r *http.Request) map[string]json.RawMessage {
-		enc := r.Header.Get("Mcp-Input-Responses")
-		if enc == "" {
-			return nil
-		}
-		raw, err := base64.RawURLEncoding.DecodeString(enc)
-		require.NoError(t, err)
-		var m map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal(raw, &m))
-		b.mu.Lock()
-		b.states = append(b.states, r.Header.Get("Mcp-Request-State"))
-		b.mu.Unlock()
-		return m
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b.mu.Lock()
-		b.hits[r.Method+" "+r.URL.Path]++
-		b.mu.Unlock()
-		body, _ := io.ReadAll(r.Body)
-		switch {
-		case r.Method == http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-		case r.URL.Path == "/adopt":
-			a := answers(r)
-			if a == nil {
-				ask(w, `{"owner": {"method": "elicitation/create", "params": {"message": "Who adopts?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}`)
-				return
-			}
-			var owner struct {
-				Action  string `json:"action"`
-				Content struct {
-					Name string `json:"name"`
-				} `json:"content"`
-			}
-			require.NoError(t, json.Unmarshal(a["owner"], &owner))
-			var in struct {
-				Pet string `json:"pet"`
-			}
-			require.NoError(t, json.Unmarshal(body, &in), "the repeat carries the same body")
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"pet": %q, "owner": %q}`, in.Pet, owner.Content.Name)
-		case r.URL.Path == "/think":
-			a := answers(r)
-			if a == nil {
-				ask(w, `{"llm": {"method": "sampling/createMessage", "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "6 times 7?"}}], "maxTokens": 10}}}`)
-				return
-			}
-			var res struct {
-				Content struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			}
-			require.NoError(t, json.Unmarshal(a["llm"], &res))
-			fmt.Fprint(w, "the model says "+res.Content.Text)
-		case r.URL.Path == "/roots":
-			a := answers(r)
-			if a == nil {
-				ask(w, `{"where": {"method": "roots/list"}}`)
-				return
-			}
-			fmt.Fprint(w, "roots: "+string(a["where"]))
-		case r.URL.Path == "/again":
-			answers(r)
-			ask(w, `{"more": {"method": "elicitation/create", "params": {"message": "Once more?", "requestedSchema": {"type": "object", "properties": {}}}}}`)
-		default:
-			http.NotFound(w, r)
-		}
-	})
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
-	return b, hs.URL
+// newInputBackend starts the shared input backend; it returns its URL too.
+func newInputBackend(t *testing.T) (*inputtest.Backend, string) {
+	b := inputtest.Start(t)
+	return b, b.URL
 }
 
 // inputClient is an official Go SDK client that elicits, samples and has
@@ -228,10 +94,10 @@ func TestInputFromTheClient(t *testing.T) {
 				return res
 			}
 
-			before := backend.count("DELETE /pets/7")
+			before := backend.Count("DELETE /pets/7")
 			res := call("deletePet", map[string]any{"id": 7})
 			require.False(t, res.IsError, text(res))
-			require.Equal(t, before+1, backend.count("DELETE /pets/7"), "confirmed: the backend got the request")
+			require.Equal(t, before+1, backend.Count("DELETE /pets/7"), "confirmed: the backend got the request")
 
 			res = call("adopt", map[string]any{"pet": "Rex"})
 			require.False(t, res.IsError, text(res))
@@ -250,16 +116,16 @@ func TestInputFromTheClient(t *testing.T) {
 			require.Contains(t, text(res), "more than 3 times")
 
 			declining := inputClient(t, g.url, version, true)
-			before = backend.count("DELETE /pets/8")
+			before = backend.Count("DELETE /pets/8")
 			res, err := declining.CallTool(ctx, &sdk.CallToolParams{Name: "deletePet", Arguments: map[string]any{"id": 8}})
 			require.NoError(t, err)
 			require.True(t, res.IsError)
 			require.Contains(t, text(res), "declined")
 			require.Contains(t, text(res), "DELETE /pets/{id} with id=8")
-			require.Equal(t, before, backend.count("DELETE /pets/8"), "declined: the backend saw nothing")
+			require.Equal(t, before, backend.Count("DELETE /pets/8"), "declined: the backend saw nothing")
 		})
 	}
-	require.Contains(t, backend.states, "step-1", "the backend's requestState came back")
+	require.Contains(t, backend.States(), "step-1", "the backend's requestState came back")
 }
 
 // callStream is a session-era POST whose SSE answer is read as it comes.
@@ -368,13 +234,13 @@ func TestInputAcrossReplicas(t *testing.T) {
 		req := c.next(t)
 		require.Equal(t, "elicitation/create", req["method"])
 		require.Contains(t, req["params"].(map[string]any)["message"], "DELETE /pets/{id} with id=11")
-		require.Equal(t, 0, backend.count("DELETE /pets/11"), "nothing is sent before the user confirms")
+		require.Equal(t, 0, backend.Count("DELETE /pets/11"), "nothing is sent before the user confirms")
 		r := answerRequest(t, b, sid, req, `{"action":"accept","content":{"confirm":true}}`)
 		require.Equal(t, http.StatusAccepted, r.status)
 		res := c.next(t)
 		require.Equal(t, float64(5), res["id"])
 		require.NotEqual(t, true, res["result"].(map[string]any)["isError"], "%v", res)
-		require.Equal(t, 1, backend.count("DELETE /pets/11"))
+		require.Equal(t, 1, backend.Count("DELETE /pets/11"))
 	})
 
 	t.Run("an answer nobody waits for is dropped", func(t *testing.T) {
@@ -399,7 +265,7 @@ func TestInputAcrossReplicas(t *testing.T) {
 
 	t.Run("cancel through the other replica mid-elicitation", func(t *testing.T) {
 		sid := elicitingSession(t, a)
-		before := backend.count("POST /adopt")
+		before := backend.Count("POST /adopt")
 		c := openCall(t, a.url, sid, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
 		req := c.next(t)
 		require.Equal(t, "elicitation/create", req["method"])
@@ -410,7 +276,7 @@ func TestInputAcrossReplicas(t *testing.T) {
 		}
 		// The late answer is dropped, and the backend never got the repeat.
 		require.Equal(t, http.StatusAccepted, answerRequest(t, b, sid, req, `{"action":"accept","content":{"name":"x"}}`).status)
-		require.Equal(t, before+1, backend.count("POST /adopt"))
+		require.Equal(t, before+1, backend.Count("POST /adopt"))
 	})
 
 	t.Run("DELETE through the other replica ends the waiting call", func(t *testing.T) {
@@ -524,17 +390,17 @@ func TestRequestStateIsSealedAndSingleUse(t *testing.T) {
 		require.Equal(t, -32602, r.errCode(t))
 	})
 	t.Run("retry on the other replica completes", func(t *testing.T) {
-		require.Equal(t, 0, backend.count("DELETE /pets/21"))
+		require.Equal(t, 0, backend.Count("DELETE /pets/21"))
 		r := statelessCall(t, b, 5, "deletePet", `{"id":21}`, yes, nil).result(t)
 		require.Equal(t, "complete", r["resultType"])
 		require.NotEqual(t, true, r["isError"], "%v", r)
-		require.Equal(t, 1, backend.count("DELETE /pets/21"))
+		require.Equal(t, 1, backend.Count("DELETE /pets/21"))
 	})
 	t.Run("replayed", func(t *testing.T) {
 		r := statelessCall(t, a, 6, "deletePet", `{"id":21}`, yes, nil)
 		require.Equal(t, -32602, r.errCode(t))
 		require.Contains(t, string(r.body), "already used")
-		require.Equal(t, 1, backend.count("DELETE /pets/21"), "a replay never reaches the backend")
+		require.Equal(t, 1, backend.Count("DELETE /pets/21"), "a replay never reaches the backend")
 	})
 }
 
@@ -564,11 +430,11 @@ func TestCancelOnDisconnect(t *testing.T) {
 					return len(g.srv.waiters) == 0
 				}, 20*time.Second, 5*time.Millisecond)
 				require.Equal(t, http.StatusAccepted, g.sessionCall(t, sid, "2025-11-25", answer).status)
-				require.Equal(t, 1, backend.count("POST /adopt"), "the backend never got the repeat")
+				require.Equal(t, 1, backend.Count("POST /adopt"), "the backend never got the repeat")
 				return
 			}
 			require.Equal(t, http.StatusAccepted, g.sessionCall(t, sid, "2025-11-25", answer).status)
-			require.Eventually(t, func() bool { return backend.count("POST /adopt") == 2 }, 5*time.Second, 5*time.Millisecond,
+			require.Eventually(t, func() bool { return backend.Count("POST /adopt") == 2 }, 5*time.Second, 5*time.Millisecond,
 				"the call went on and repeated the request with the answer")
 		})
 	}
@@ -621,10 +487,10 @@ func TestRequestStateIsBoundToThePrincipal(t *testing.T) {
 	r := statelessCall(t, g, 2, "deletePet", `{"id":41}`, yes, map[string]string{"Authorization": "Bearer nina"})
 	require.Equal(t, -32602, r.errCode(t))
 	require.Contains(t, string(r.body), "another caller")
-	require.Equal(t, 0, backend.count("DELETE /pets/41"))
+	require.Equal(t, 0, backend.Count("DELETE /pets/41"))
 	done := statelessCall(t, g, 3, "deletePet", `{"id":41}`, yes, rita).result(t)
 	require.Equal(t, "complete", done["resultType"], "%v", done)
-	require.Equal(t, 1, backend.count("DELETE /pets/41"))
+	require.Equal(t, 1, backend.Count("DELETE /pets/41"))
 }
 
 // TestResumedStreamIsNotADisconnect: a 2025-11-25 client that drops its
@@ -652,5 +518,5 @@ func TestResumedStreamIsNotADisconnect(t *testing.T) {
 	answerRequest(t, g, sid, req, `{"action":"accept","content":{"name":"Ada"}}`)
 	res := get.nextMessage(t)
 	require.Contains(t, res.data, `"owner": "Ada"`)
-	require.Equal(t, 2, backend.count("POST /adopt"), "the call repeated the request with the answer")
+	require.Equal(t, 2, backend.Count("POST /adopt"), "the call repeated the request with the answer")
 }
