@@ -48,15 +48,6 @@ var inputOptions = []option{
 
 func init() { options = append(options, inputOptions...) }
 
-// heartbeat maps progress_heartbeat onto gateway.Config: 0 (off) is
-// negative there, where zero means the default.
-func heartbeat(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 // readStateKey reads state_key_file: 32 bytes written as 64 hex digits or
 // as base64 (standard or URL-safe, padded or not). No file: nil.
 func readStateKey(path string) ([]byte, error) {

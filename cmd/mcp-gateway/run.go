@@ -156,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		ReadTimeout:          cfg.ReadTimeout,
 		MaxBatch:             cfg.MaxBatch,
 		MaxResponseBytes:     cfg.MaxResponseBytes,
-		SSEKeepAlive:         keepAlive(cfg.SSEKeepAlive),
+		SSEKeepAlive:         offIsNegative(cfg.SSEKeepAlive),
 		SessionTTL:           cfg.SessionTTL,
 		DisableSessionDelete: !cfg.SessionDelete,
 		DisableLegacySSE:     !cfg.LegacySSE,
@@ -185,7 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		MaxInputRounds:            cfg.MaxInputRounds,
 		MaxInputBytes:             int(cfg.MaxInputBytes),
 		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation == "allow",
-		ProgressHeartbeat:         heartbeat(cfg.ProgressHeartbeat),
+		ProgressHeartbeat:         offIsNegative(cfg.ProgressHeartbeat),
 		KeepCallsOnDisconnect:     !cfg.CancelOnDisconnect,
 		StateKey:                  stateKey,
 	}, deps)
@@ -336,8 +336,10 @@ func pages(n, size int) string {
 	return fmt.Sprintf("%d pages", p)
 }
 
-// keepAlive maps the documented "0 disables" onto gateway.Config's negative.
-func keepAlive(d time.Duration) time.Duration {
+// offIsNegative maps a documented "0 turns it off" (sse_keepalive,
+// progress_heartbeat) onto gateway.Config, where zero means the default and
+// negative off.
+func offIsNegative(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
