@@ -111,9 +111,7 @@ func (a inputAsker) Ask(ctx context.Context, r *mcp.Request, reqs mcp.InputReque
 		id := newRequestID()
 		ch := s.addWaiter(r.SessionID, id)
 		ids[i], chans[i] = id, ch
-		sctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
-		err := s.pending.Add(sctx, pending.Record{Session: r.SessionID, ID: id, Replica: s.cfg.Replica, Deadline: deadline}, s.cfg.MaxPendingPerSession)
-		cancel()
+		err := s.pending.Add(ctx, pending.Record{Session: r.SessionID, ID: id, Replica: s.cfg.Replica, Deadline: deadline}, s.cfg.MaxPendingPerSession)
 		switch {
 		case errors.Is(err, pending.ErrFull):
 			return nil, tools.ErrTooManyPending
@@ -271,12 +269,8 @@ func (s *Server) sealer(ctx context.Context) (*mrtr.Sealer, error) {
 	}
 	key := s.cfg.StateKey
 	if len(key) == 0 {
-		candidate := make([]byte, 32)
-		_, _ = rand.Read(candidate)
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
-		defer cancel()
 		var err error
-		if key, err = s.pending.SharedKey(ctx, stateKeyName, candidate); err != nil {
+		if key, err = s.sharedStateKey(ctx); err != nil {
 			s.logLimited(ctx, slog.LevelWarn, "reading the shared requestState key failed", "err", err)
 			return nil, mcp.NewError(mcp.CodeUnavailable, "Service Unavailable: the gateway cannot reach its store; retry")
 		}
@@ -289,6 +283,14 @@ func (s *Server) sealer(ctx context.Context) (*mrtr.Sealer, error) {
 	return sl, nil
 }
 
+// sharedStateKey is the deployment's requestState key as the store holds
+// it: the first replica to ask stores a random one.
+func (s *Server) sharedStateKey(ctx context.Context) ([]byte, error) {
+	candidate := make([]byte, mrtr.KeyLen)
+	_, _ = rand.Read(candidate)
+	return s.pending.SharedKey(ctx, stateKeyName, candidate)
+}
+
 // rereadSealer replaces the cached sealer with one of the key the store
 // holds now, when that differs from old's; nil when it does not (or was
 // read less than a second ago).
@@ -298,11 +300,7 @@ func (s *Server) rereadSealer(ctx context.Context, old *mrtr.Sealer) *mrtr.Seale
 	if now-last < int64(time.Second) || !s.stateKeyRead.CompareAndSwap(last, now) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
-	defer cancel()
-	candidate := make([]byte, mrtr.KeyLen)
-	_, _ = rand.Read(candidate)
-	key, err := s.pending.SharedKey(ctx, stateKeyName, candidate)
+	key, err := s.sharedStateKey(ctx)
 	if err != nil || len(key) == 0 {
 		return nil
 	}
@@ -363,12 +361,10 @@ func (a inputAsker) Open(r *mcp.Request, token string) ([]byte, error) {
 	if err != nil {
 		return nil, mcp.InvalidParams("Invalid params for %s: requestState %s", r.Method, stateProblem(err))
 	}
-	ctx, cancel := context.WithTimeout(r.Ctx, s.cfg.StoreTimeout)
-	defer cancel()
-	first, err := s.pending.Consume(ctx, "state:"+id, time.Until(expires)+time.Minute)
+	first, err := s.pending.Consume(r.Ctx, "state:"+id, time.Until(expires)+time.Minute)
 	switch {
 	case err != nil:
-		s.logLimited(ctx, slog.LevelWarn, "spending a requestState failed", "err", err)
+		s.logLimited(r.Ctx, slog.LevelWarn, "spending a requestState failed", "err", err)
 		return nil, mcp.NewError(mcp.CodeUnavailable, "Service Unavailable: the gateway cannot reach its store; retry")
 	case !first:
 		return nil, mcp.InvalidParams("Invalid params for %s: requestState was already used; start the call again without it", r.Method)

@@ -478,6 +478,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if sw, ok := s.pending.(sessions.Sweeper); ok {
 		s.sweepers = append(s.sweepers, sw)
 	}
+	s.pending = timeoutPending{Store: s.pending, d: cfg.StoreTimeout}
 	if s.store == nil {
 		s.store = sessions.NewMemory(sessions.Limits{TTL: StoreTTL(cfg.SessionTTL)})
 	}

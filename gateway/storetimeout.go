@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/pending"
 )
 
 // timeoutStore bounds every store call by d (Config.StoreTimeout): a
@@ -112,4 +113,47 @@ func (t timeoutCounter) Close(ctx context.Context, client, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, t.d)
 	defer cancel()
 	return t.SessionCounter.Close(ctx, client, id)
+}
+
+// timeoutPending bounds every call to the pending-request store by d, as
+// timeoutStore does the session store's.
+type timeoutPending struct {
+	pending.Store
+	d time.Duration
+}
+
+func (t timeoutPending) Add(ctx context.Context, rec pending.Record, max int) error {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.Add(ctx, rec, max)
+}
+
+func (t timeoutPending) Get(ctx context.Context, session, id string) (pending.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.Get(ctx, session, id)
+}
+
+func (t timeoutPending) Remove(ctx context.Context, session, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.Remove(ctx, session, id)
+}
+
+func (t timeoutPending) RemoveSession(ctx context.Context, session string) ([]pending.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.RemoveSession(ctx, session)
+}
+
+func (t timeoutPending) Consume(ctx context.Context, token string, ttl time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.Consume(ctx, token, ttl)
+}
+
+func (t timeoutPending) SharedKey(ctx context.Context, name string, candidate []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.d)
+	defer cancel()
+	return t.Store.SharedKey(ctx, name, candidate)
 }
