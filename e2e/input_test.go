@@ -229,13 +229,7 @@ func (e *replicaEnv) answer(t *testing.T, url, sid string, req rpcMessage, resul
 // sendIn posts in a 2025-11-25 session.
 func (e *replicaEnv) sendIn(t *testing.T, url, sid, body string) *rawResponse {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	r, err := e.roundTrip(req)
+	r, err := e.sendAs(context.Background(), url, sid, "2025-11-25", body)
 	require.NoError(t, err)
 	return r
 }

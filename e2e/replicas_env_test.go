@@ -333,6 +333,11 @@ type rawResponse struct {
 // send POSTs body to url with the session's headers; it does not fail the
 // test, so goroutines may use it.
 func (e *replicaEnv) send(ctx context.Context, url, sid, body string) (*rawResponse, error) {
+	return e.sendAs(ctx, url, sid, "2025-06-18", body)
+}
+
+// sendAs is send in a session of the given revision.
+func (e *replicaEnv) sendAs(ctx context.Context, url, sid, version, body string) (*rawResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -341,7 +346,7 @@ func (e *replicaEnv) send(ctx context.Context, url, sid, body string) (*rawRespo
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		req.Header.Set("MCP-Protocol-Version", version)
 	}
 	return e.roundTrip(req)
 }
