@@ -50,51 +50,6 @@ func TestInputAcrossReplicasE2E(t *testing.T) {
 	}
 }
 
-// sdkClient connects the Go SDK through the proxy; decline makes it
-// decline confirmations.
-func sdkClient(t *testing.T, url, version string, decline bool, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
-	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-input", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if strings.Contains(req.Params.Message, "deletePet") {
-				if decline {
-					return &mcp.ElicitResult{Action: "decline"}, nil
-				}
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "e2e", Content: &mcp.TextContent{Text: "42"}}, nil
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if onProgress != nil {
-				onProgress(req.Params)
-			}
-		},
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var opts *mcp.ClientSessionOptions
-	if version != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func testSDKInput(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 	for i, version := range []string{"2025-11-25", ""} {
 		name := version
@@ -106,7 +61,7 @@ func testSDKInput(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 			defer cancel()
 			var mu sync.Mutex
 			var progress []string
-			cs := sdkClient(t, env.proxy.URL, version, false, func(p *mcp.ProgressNotificationParams) {
+			cs := inputtest.Client(t, env.proxy.URL, version, false, func(p *mcp.ProgressNotificationParams) {
 				mu.Lock()
 				progress = append(progress, p.Message)
 				mu.Unlock()
@@ -121,22 +76,22 @@ func testSDKInput(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 			id := 100 + i
 			path := fmt.Sprintf("DELETE /pets/%d", id)
 			res := call("deletePet", map[string]any{"id": id})
-			require.False(t, res.IsError, resultText(res))
+			require.False(t, res.IsError, inputtest.Text(res))
 			require.Equal(t, 1, backend.Count(path), "confirmed: the backend got the DELETE once")
 
 			res = call("adopt", map[string]any{"pet": "Rex"})
-			require.False(t, res.IsError, resultText(res))
+			require.False(t, res.IsError, inputtest.Text(res))
 			require.Equal(t, map[string]any{"pet": "Rex", "owner": "Ada"}, res.StructuredContent)
 
 			res = call("think", nil)
-			require.False(t, res.IsError, resultText(res))
-			require.Equal(t, "the model says 42", resultText(res))
+			require.False(t, res.IsError, inputtest.Text(res))
+			require.Equal(t, "the model says 42", inputtest.Text(res))
 
 			res = call("report", nil)
-			require.False(t, res.IsError, resultText(res))
+			require.False(t, res.IsError, inputtest.Text(res))
 			res = call("startJob", nil)
-			require.False(t, res.IsError, resultText(res))
-			require.Contains(t, resultText(res), `"done": true`)
+			require.False(t, res.IsError, inputtest.Text(res))
+			require.Contains(t, inputtest.Text(res), `"done": true`)
 			require.Eventually(t, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
@@ -144,13 +99,13 @@ func testSDKInput(t *testing.T, env *replicaEnv, backend *inputtest.Backend) {
 				return strings.Contains(all, "part 2 (2 of 3)") && strings.Contains(all, "indexing (1 of 2)")
 			}, eventWait, 10*time.Millisecond, "progress from the streaming and the polled backend")
 
-			declining := sdkClient(t, env.proxy.URL, version, true, nil)
+			declining := inputtest.Client(t, env.proxy.URL, version, true, nil)
 			id += 10
 			path = fmt.Sprintf("DELETE /pets/%d", id)
 			res, err := declining.CallTool(ctx, &mcp.CallToolParams{Name: "deletePet", Arguments: map[string]any{"id": id}})
 			require.NoError(t, err)
 			require.True(t, res.IsError)
-			require.Contains(t, resultText(res), "declined")
+			require.Contains(t, inputtest.Text(res), "declined")
 			require.Equal(t, 0, backend.Count(path), "declined: the backend saw nothing")
 			if version != "" {
 				require.Len(t, env.proxy.replicasFor(cs.ID()), 3, "the session's requests reached every replica")

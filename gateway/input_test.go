@@ -29,49 +29,14 @@ func newInputBackend(t *testing.T) (*inputtest.Backend, string) {
 	return b, b.URL
 }
 
-// inputClient is an official Go SDK client that elicits, samples and has
-// roots; decline makes it decline confirmations.
+// inputClient is the shared Go SDK client (inputtest.Client).
 func inputClient(t *testing.T, url, version string, decline bool) *sdk.ClientSession {
 	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "input-test", Version: "1"}, &sdk.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			switch {
-			case strings.Contains(req.Params.Message, "deletePet"):
-				if decline {
-					return &sdk.ElicitResult{Action: "decline"}, nil
-				}
-				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-			case strings.Contains(req.Params.Message, "Who adopts"):
-				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-			}
-			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
-		},
-		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			return &sdk.CreateMessageResult{Role: "assistant", Model: "test", Content: &sdk.TextContent{Text: "42"}}, nil
-		},
-	})
-	client.AddRoots(&sdk.Root{URI: "file:///work/project", Name: "project"})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var opts *sdk.ClientSessionOptions
-	if version != "" {
-		opts = &sdk.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return inputtest.Client(t, url, version, decline, nil)
 }
 
-func text(res *sdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is a result's text (inputtest.Text).
+func text(res *sdk.CallToolResult) string { return inputtest.Text(res) }
 
 // TestInputFromTheClient: the Go SDK client completes confirmed, declined
 // and backend-driven calls in both eras (in-band requests in a session,
