@@ -24,6 +24,8 @@ type Set struct {
 	// (resources.go), by Tool.Name in resourceByName.
 	resources      []*ResourceOp
 	resourceByName map[string]*ResourceOp
+	// opts are the options the set was generated with, defaults applied.
+	opts Options
 }
 
 // Tools returns the tools in document order: paths sorted as strings, then
@@ -95,7 +97,7 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	}
 	taken := nameSet{}
 	names := g.names(ops, taken)
-	set := &Set{byName: make(map[string]*Tool, len(ops))}
+	set := &Set{byName: make(map[string]*Tool, len(ops)), opts: opts}
 	tools := make(map[string]*Tool, len(ops)) // by location; nil: no tool could be made
 	for i, op := range ops {
 		t, err := g.tool(op, names[i])
