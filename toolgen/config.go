@@ -21,6 +21,18 @@ type Options struct {
 	// by its name or as Include's do (operationId, tag, path); it wins over
 	// x-mcp-confirm: false. Empty means only x-mcp-confirm marks.
 	ConfirmOperations []string
+	// ReadOnly keeps only operations with safe methods (GET, HEAD,
+	// OPTIONS) — unless Include is set: an explicit Include list replaces
+	// that default allow-list rather than adding to it, so it alone
+	// decides, whatever the methods.
+	ReadOnly bool
+	// NamePrefix is put before every tool name (tool_prefix: several APIs
+	// on one endpoint); names stay within 64 characters, the prefix kept
+	// whole. It must be made of [A-Za-z0-9_-].
+	NamePrefix string
+	// Toolsets are named groups of tools besides the one per tag
+	// (toolsets.go); one with a tag's name replaces that tag's.
+	Toolsets []ToolsetSpec
 	// MaxDescription trims tool descriptions to this many characters.
 	// Zero means 1024.
 	MaxDescription int

@@ -24,6 +24,8 @@ type Set struct {
 	// (resources.go), by Tool.Name in resourceByName.
 	resources      []*ResourceOp
 	resourceByName map[string]*ResourceOp
+	// toolsets are the named groups of tools (toolsets.go).
+	toolsets []*Toolset
 	// opts are the options the set was generated with, defaults applied.
 	opts Options
 }
@@ -68,10 +70,23 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	if doc == nil || doc.T == nil {
 		return nil, errors.New("toolgen: no document")
 	}
-	for _, g := range slices.Concat(opts.Include, opts.Exclude, opts.ResourceOperations, opts.ConfirmOperations) {
+	globs := slices.Concat(opts.Include, opts.Exclude, opts.ResourceOperations, opts.ConfirmOperations)
+	for _, ts := range opts.Toolsets {
+		globs = append(globs, ts.Tools...)
+	}
+	for _, g := range globs {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("toolgen: glob %q: %w", g, err)
 		}
+	}
+	if opts.NamePrefix != "" && sanitizeName(opts.NamePrefix) != opts.NamePrefix {
+		return nil, fmt.Errorf("toolgen: name prefix %q must be made of letters, digits, _ and - (at most %d)", opts.NamePrefix, maxNameLen)
+	}
+	if len(opts.NamePrefix) > maxPrefixLen {
+		return nil, fmt.Errorf("toolgen: name prefix %q is longer than %d characters", opts.NamePrefix, maxPrefixLen)
+	}
+	if err := validToolsets(opts.Toolsets); err != nil {
+		return nil, err
 	}
 	if opts.OutputSchema == "" {
 		opts.OutputSchema = OutputLenient
@@ -95,7 +110,7 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 			ops = append(ops, op)
 		}
 	}
-	taken := nameSet{}
+	taken := reservedNames()
 	names := g.names(ops, taken)
 	set := &Set{byName: make(map[string]*Tool, len(ops)), opts: opts}
 	tools := make(map[string]*Tool, len(ops)) // by location; nil: no tool could be made
@@ -112,6 +127,7 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 	// After the tools, so that resources change nothing about them.
 	g.resources(set, all, tools, taken)
 	g.warnFitted()
+	set.toolsets = g.toolsets(set)
 	set.warnings = g.warnings
 	return set, nil
 }
@@ -147,8 +163,12 @@ func (g *generator) selected(op openapi.Operation) bool {
 	if !enabled {
 		return false
 	}
-	if len(g.opts.Include) > 0 && !matchAny(g.opts.Include, op) {
-		return false
+	if len(g.opts.Include) > 0 {
+		if !matchAny(g.opts.Include, op) {
+			return false
+		}
+	} else if g.opts.ReadOnly && !SafeMethod(op.Method) {
+		return false // read-only's default allow-list; Include replaces it
 	}
 	return !matchAny(g.opts.Exclude, op)
 }
@@ -248,6 +268,11 @@ func (g *generator) names(ops []openapi.Operation, taken nameSet) []string {
 			}
 		}
 		wants[i] = want{fallbackName(op.Method, op.Path), ""}
+	}
+	if p := g.opts.NamePrefix; p != "" {
+		for i := range wants {
+			wants[i].name = withPrefix(p, wants[i].name)
+		}
 	}
 	out := make([]string, len(ops))
 	for _, why := range []string{extMCPName, "operationId", ""} {
