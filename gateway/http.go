@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -63,19 +65,53 @@ func (s *Server) newEcho() *echo.Echo {
 
 func (s *Server) mcpRoutes(e *echo.Echo) {
 	e.Any(s.cfg.MountPath, echo.WrapHandler(s))
+	// The same endpoint, narrowed by its path (surface.go).
+	base := strings.TrimSuffix(s.cfg.MountPath, "/")
+	e.Any(base+"/readonly", echo.WrapHandler(s.withPathSurface(nil, true)))
+	e.Any(base+"/x/:toolsets", func(c echo.Context) error {
+		s.withPathSurface(func(*http.Request) string { return pathParam(c, "toolsets") }, false).ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+	e.Any(base+"/x/:toolsets/readonly", func(c echo.Context) error {
+		s.withPathSurface(func(*http.Request) string { return pathParam(c, "toolsets") }, true).ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
 	if !s.cfg.DisableLegacySSE {
 		e.Any(s.cfg.LegacySSEPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacySSE)))
 		e.Any(s.cfg.LegacyMessagesPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacyMessage)))
 	}
 	if len(s.cfg.WebhookSecret) > 0 {
-		e.Any(WebhookPath, echo.WrapHandler(s.watch.Webhook(s.cfg.WebhookSecret, s.resources.URIsForPath)))
+		e.Any(s.cfg.WebhookPath, echo.WrapHandler(s.watch.Webhook(s.cfg.WebhookSecret, s.resources.URIsForPath)))
 	}
 	if s.prm != nil {
 		// RFC 9728: at the well-known path, and with the resource's path
 		// appended, where clients of the 2025-06-18 revision look first.
-		e.Any(ResourceMetadataPath, echo.WrapHandler(s.prm))
+		if !s.cfg.NoRootResourceMetadata {
+			e.Any(ResourceMetadataPath, echo.WrapHandler(s.prm))
+		}
 		e.Any(ResourceMetadataPath+s.cfg.MountPath, echo.WrapHandler(s.prm))
 	}
+}
+
+// Routes are the paths MCPHandler serves, for a listener that serves
+// several gateways: exact paths, and prefixes ending in "/" under which
+// it serves what it knows and answers 404 for the rest.
+func (s *Server) Routes() []string {
+	base := strings.TrimSuffix(s.cfg.MountPath, "/")
+	out := []string{s.cfg.MountPath, base + "/readonly", base + "/x/"}
+	if !s.cfg.DisableLegacySSE {
+		out = append(out, s.cfg.LegacySSEPath, s.cfg.LegacyMessagesPath)
+	}
+	if len(s.cfg.WebhookSecret) > 0 {
+		out = append(out, s.cfg.WebhookPath)
+	}
+	if s.prm != nil {
+		if !s.cfg.NoRootResourceMetadata {
+			out = append(out, ResourceMetadataPath)
+		}
+		out = append(out, ResourceMetadataPath+s.cfg.MountPath)
+	}
+	return out
 }
 
 // ResourceMetadataPath is where the protected resource metadata is served.
@@ -100,4 +136,14 @@ func (s *Server) adminRoutes(e *echo.Echo, extra map[string]http.Handler) {
 	for path, h := range extra {
 		e.Any(path, echo.WrapHandler(h))
 	}
+}
+
+// pathParam is a route parameter, percent-decoded (a client may encode
+// the commas of /x/a,b).
+func pathParam(c echo.Context, name string) string {
+	v := c.Param(name)
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
 }

@@ -28,6 +28,8 @@ type localStreams struct {
 type localStream struct {
 	sid       string
 	principal *mcp.Principal
+	// surface is a listen stream's; a session's is its record's.
+	surface mcp.Surface
 	// ch receives the list_changed methods a listen stream sends; wants
 	// says which it asked for.
 	ch    chan string // room for one of each kind
@@ -66,14 +68,31 @@ type view struct{ tools, resources, prompts string }
 func (s *Server) views() map[string]view {
 	out := map[string]view{}
 	for _, st := range s.local.all() {
-		key := mcp.ScopeKey(st.principal)
+		surface := s.streamSurface(st)
+		key := s.viewKey(st, surface)
 		if _, ok := out[key]; ok {
 			continue
 		}
 		r := &mcp.Request{Ctx: context.Background(), Principal: st.principal}
-		out[key] = view{tools: s.tools.Fingerprint(st.principal), resources: s.resources.Fingerprint(r), prompts: s.prompts.Fingerprint(r)}
+		out[key] = view{tools: s.tools.Fingerprint(st.principal, surface), resources: s.resources.Fingerprint(r), prompts: s.prompts.Fingerprint(r)}
 	}
 	return out
+}
+
+// streamSurface is what a stream's client is served: a session's as its
+// record (this replica's copy) says.
+func (s *Server) streamSurface(st *localStream) mcp.Surface {
+	if st.sid != "" {
+		if sess, _ := s.cache.lookup(st.sid, time.Now()); sess != nil {
+			return sessionSurface(sess)
+		}
+	}
+	return st.surface
+}
+
+// viewKey groups the streams that see the same lists.
+func (s *Server) viewKey(st *localStream, surface mcp.Surface) string {
+	return mcp.ScopeKey(st.principal) + "\x00" + surface.Key()
 }
 
 // announceListChanges tells each open stream whose principal's view
@@ -90,7 +109,7 @@ func (s *Server) announceListChanges(before map[string]view, version string) {
 	defer wg.Wait()
 	slots := make(chan struct{}, tellParallel)
 	for _, st := range s.local.all() {
-		key := mcp.ScopeKey(st.principal)
+		key := s.viewKey(st, s.streamSurface(st))
 		old, ok := before[key]
 		if !ok {
 			continue // opened during the swap: it lists the new version

@@ -146,9 +146,16 @@ type Config struct {
 	// means subscriptions.DefaultMaxPerSubscriber (1000), the cap a store
 	// in Deps has when made with zero Limits.
 	MaxSubscriptions int
-	// WebhookSecret, when set, serves POST /webhooks/resources: change
-	// events from the backend signed with it (HMAC-SHA256).
+	// WebhookSecret, when set, serves POST WebhookPath: change events
+	// from the backend signed with it (HMAC-SHA256).
 	WebhookSecret []byte
+	// WebhookPath is where those events come. Empty means
+	// /webhooks/resources (the package's WebhookPath).
+	WebhookPath string
+	// NoRootResourceMetadata serves the protected resource metadata only
+	// at its path + MountPath, not at the bare well-known path (which one
+	// of several gateways on a listener serves).
+	NoRootResourceMetadata bool
 	// Replica names this replica (leases, listen subscriptions, the bus
 	// topic client answers are routed to). Empty means a random name.
 	Replica string
@@ -178,6 +185,20 @@ type Config struct {
 	// client closes its POST (cancel_on_disconnect: false); by default
 	// the call is cancelled as by notifications/cancelled.
 	KeepCallsOnDisconnect bool
+	// ToolsetsEnabled are the toolsets served (toolsets_enabled); empty
+	// means all. Check the names first (tools.CheckToolsets): the
+	// gateway serves no tools with a name its document lacks.
+	ToolsetsEnabled []string
+	// ToolMode is how tools are offered unless a connection asks
+	// otherwise (tool_mode): all (also for ""), toolsets or search.
+	ToolMode string
+	// SchemaRefs is the schema dialect of tool schemas unless a
+	// connection asks otherwise (schema_refs): defs (also for "") or
+	// inline.
+	SchemaRefs string
+	// MaxDescription bounds the descriptions of the gateway's own tools
+	// (max_description, as for generated ones). Zero means 1024.
+	MaxDescription int
 	// StateKey is the 32-byte key that seals 2026-07-28 requestState
 	// (state_key_file). Empty means one generated once per deployment and
 	// kept in the store.
@@ -230,6 +251,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StoreTimeout <= 0 {
 		c.StoreTimeout = time.Second
+	}
+	if c.WebhookPath == "" {
+		c.WebhookPath = WebhookPath
 	}
 	if c.SessionCacheTTL <= 0 {
 		c.SessionCacheTTL = 2 * time.Second
@@ -510,10 +534,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.ToolMode != "" && !tools.ValidToolMode(cfg.ToolMode) {
+		return nil, fmt.Errorf("tool mode %q: must be all, toolsets or search", cfg.ToolMode)
+	}
+	if cfg.SchemaRefs != "" && !tools.ValidSchemaRefs(cfg.SchemaRefs) {
+		return nil, fmt.Errorf("schema refs %q: must be defs or inline", cfg.SchemaRefs)
+	}
 	s.tools = tools.New(tools.Config{PageSize: cfg.PageSize, CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy,
 		MaxInputRounds: cfg.MaxInputRounds, MaxInputBytes: cfg.MaxInputBytes, InputTimeout: cfg.ServerRequestTimeout, MaxPending: cfg.MaxPendingPerSession,
-		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation, ProgressHeartbeat: cfg.ProgressHeartbeat},
-		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics, Input: inputAsker{s}})
+		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation, ProgressHeartbeat: cfg.ProgressHeartbeat,
+		ToolsetsEnabled: cfg.ToolsetsEnabled, ToolMode: cfg.ToolMode, SchemaRefs: cfg.SchemaRefs, MaxDescription: cfg.MaxDescription},
+		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics, Input: inputAsker{s}, Sessions: sessionToolsets{s}})
 	s.tools.Register(router{s})
 	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources},
 		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.permits}); err != nil {

@@ -82,6 +82,7 @@ func (s *Server) initialize(r *mcp.Request) (any, error) {
 		Capabilities:    p.Capabilities,
 		Principal:       s.boundSubject(r.Principal),
 		Client:          r.Identity(),
+		Surface:         storedSurface(r.Surface),
 		CreatedAt:       now,
 		LastSeen:        now,
 	}

@@ -284,7 +284,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 	}
 	// List changes (a document reload): tools, resources, and prompts
 	// (which a caller may use depends on the tools' scopes).
-	local := &localStream{principal: r.Principal, ch: make(chan string, 3),
+	local := &localStream{principal: r.Principal, surface: r.Surface, ch: make(chan string, 3),
 		wants: listKinds{tools: p.Notifications.ToolsListChanged, resources: p.Notifications.ResourcesListChanged,
 			prompts: p.Notifications.PromptsListChanged}}
 	if local.wants.tools {

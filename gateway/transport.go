@@ -188,7 +188,12 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	if err := checkMirroredHeaders(r, msg, meta); err != nil {
 		return err
 	}
+	surface, err := s.requestSurface(r)
+	if err != nil {
+		return err
+	}
 	req := &mcp.Request{
+		Surface:       surface,
 		Ctx:           r.Context(), // closing the stream cancels the request
 		Era:           mcp.EraStateless,
 		Version:       want,
@@ -321,8 +326,13 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 	if !msg.isRequest() {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Invalid Request: initialize must be a request with an id")
 	}
+	surface, err := s.requestSurface(r)
+	if err != nil {
+		return err
+	}
 	m, _ := s.lookup("initialize", mcp.EraSession)
 	req := &mcp.Request{
+		Surface:   surface,
 		Ctx:       r.Context(),
 		Era:       mcp.EraSession,
 		ID:        msg.ID,
@@ -548,6 +558,7 @@ func (s *Server) sessionRequest(r *http.Request, sess *sessions.Session, msg *me
 		Out:           out,
 		Meta:          meta.Meta,
 		Stamp:         s.stamper,
+		Surface:       sessionSurface(sess),
 	}
 	if meta.fields != nil {
 		req.ProgressToken = meta.fields.ProgressToken

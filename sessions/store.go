@@ -46,8 +46,13 @@ type Session struct {
 	Stream string `json:"st,omitempty"`
 	// Push says which of the session's GET streams (Streamable HTTP)
 	// carries its push-stream log: each event goes on one stream only.
-	Push      PushStreams `json:"ps,omitzero"`
-	CreatedAt time.Time   `json:"ca"`
+	Push PushStreams `json:"ps,omitzero"`
+	// Surface is what the session's initialize chose to be served (its
+	// headers and path); nil means the operator's choice.
+	Surface *Surface `json:"sf,omitempty"`
+	// Toolsets are the toolsets the session enabled (enable_toolset).
+	Toolsets  []string  `json:"ts,omitempty"`
+	CreatedAt time.Time `json:"ca"`
 	// LastSeen is refreshed lazily (see Store.Touch); with the TTL it decides expiry.
 	LastSeen time.Time `json:"ls"`
 }
@@ -77,7 +82,23 @@ type StreamLease struct {
 func (s *Session) clone() *Session {
 	cp := *s
 	cp.Push.Open = append([]StreamLease(nil), s.Push.Open...)
+	cp.Toolsets = append([]string(nil), s.Toolsets...)
+	if s.Surface != nil {
+		sf := *s.Surface
+		sf.Toolsets = append([]string(nil), s.Surface.Toolsets...)
+		cp.Surface = &sf
+	}
 	return &cp
+}
+
+// Surface is the part of the served tools a session chose (the gateway
+// owns its meaning: gateway/mcp.Surface).
+type Surface struct {
+	// Toolsets: nil means all; an empty list is kept as such.
+	Toolsets   []string `json:"t,omitempty"`
+	ReadOnly   bool     `json:"r,omitempty"`
+	ToolMode   string   `json:"m,omitempty"`
+	SchemaRefs string   `json:"d,omitempty"`
 }
 
 // TransportSSE marks a session of the 2024-11-05 HTTP+SSE transport.

@@ -36,8 +36,9 @@ func generateFile(t testing.TB, file string, opts Options) (*openapi.Document, *
 
 // TestGolden generates the tools of every testdata/*.yaml document and
 // compares tools/list's JSON with testdata/NAME.golden.json, and the
-// generation warnings with testdata/NAME.warnings.golden. Run with -update
-// to rewrite them, then review the diff.
+// generation warnings with testdata/NAME.warnings.golden; with
+// testdata/NAME.inline.golden.json the default (lenient) tools inlined
+// (Set.InlineTools). Run with -update to rewrite them, then review the diff.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.yaml")
 	require.NoError(t, err)
@@ -67,6 +68,22 @@ func TestGolden(t *testing.T) {
 				compareGolden(t, base+".warnings.golden", warnings.Bytes())
 
 				requireValidSchemas(t, set)
+
+				if mode == OutputLenient {
+					// NAME.inline.golden.json: the same tools as schema_refs:
+					// inline lists them, printed the same way.
+					inline := &Set{tools: set.InlineTools()}
+					var got bytes.Buffer
+					require.NoError(t, Print(&got, inline, "json"))
+					compareGolden(t, base+".inline.golden.json", got.Bytes())
+					requireValidSchemas(t, inline)
+					for _, tool := range inline.Tools() {
+						requireNoRefs(t, tool.InputSchema)
+						if tool.OutputSchema != nil {
+							requireNoRefs(t, tool.OutputSchema)
+						}
+					}
+				}
 
 				// Same document, same bytes: names and schemas are deterministic.
 				_, again := generateFile(t, file, opts)

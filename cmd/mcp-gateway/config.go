@@ -90,6 +90,7 @@ type config struct {
 	securityConfig
 	watchConfig
 	inputConfig
+	apisConfig
 }
 
 // option is one configuration key. raw values are strings from flags and
@@ -107,10 +108,24 @@ type option struct {
 	noYAML bool
 	// tools: the tools subcommand reads it too (its --help lists it).
 	tools bool
+	// flag and env, when set, name the flag (without --) and the
+	// environment variable instead of the names made from key.
+	flag, env string
 }
 
-func (o option) flagName() string { return strings.ReplaceAll(o.key, "_", "-") }
-func (o option) envName() string  { return "MCPGW_" + strings.ToUpper(o.key) }
+func (o option) flagName() string {
+	if o.flag != "" {
+		return o.flag
+	}
+	return strings.ReplaceAll(o.key, "_", "-")
+}
+
+func (o option) envName() string {
+	if o.env != "" {
+		return o.env
+	}
+	return "MCPGW_" + strings.ToUpper(o.key)
+}
 
 var options = []option{
 	{key: "config", tools: true, usage: "YAML configuration file; flags and env override its keys", noYAML: true,
@@ -319,7 +334,10 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 			return nil, nil, &configError{key: "--" + o.flagName(), source: "command line", reason: err.Error()}
 		}
 	}
-	return c, fs, c.validate()
+	if err := c.validate(); err != nil {
+		return c, fs, err
+	}
+	return c, fs, c.resolveAPIs(c.fileName())
 }
 
 // validate checks what no single key can check alone.
@@ -329,7 +347,7 @@ func (c *config) validate() error {
 		return &configError{key: "demo", source: "combined", reason: "--demo serves its own document; do not also set openapi"}
 	case c.Demo && c.Upstream != "":
 		return &configError{key: "demo", source: "combined", reason: "--demo serves its own backend; do not also set upstream"}
-	case !c.Demo && c.OpenAPI == "":
+	case !c.Demo && c.OpenAPI == "" && c.apisRaw == nil:
 		return &configError{key: "openapi", source: "combined", reason: "required (or use --demo)"}
 	case c.BackendBearerToken != "" && c.BackendBearerFile != "":
 		return &configError{key: "backend_bearer_token_file", source: "combined", reason: "set either backend_bearer_token or backend_bearer_token_file, not both"}

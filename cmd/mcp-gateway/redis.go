@@ -112,31 +112,33 @@ func setAuth(user, pass *string, cfgUser, cfgPass string) {
 	}
 }
 
-// redisState returns the shared store and bus. Redis need not be up: the
-// gateway starts, /readyz fails, and it recovers when Redis comes back.
-func redisState(ctx context.Context, cfg *config, limits sessions.Limits) (*sharedState, error) {
-	c, err := redisClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st := &sharedState{
-		store:   sessions.NewRedis(c, cfg.RedisPrefix, limits),
-		bus:     pubsub.NewRedis(c, cfg.RedisPrefix),
-		gate:    quota.NewRedisGate(c, cfg.RedisPrefix+"q:"),
-		counter: quota.NewRedisSessionCounter(c, cfg.RedisPrefix+"sc:"),
-		subs:    subscriptions.NewRedis(c, cfg.RedisPrefix+"sub:", subscriptions.Limits{}),
-		lease:   lease.NewRedis(c, cfg.RedisPrefix+"lease:"),
-		docs:    documents.NewRedis(c, cfg.RedisPrefix+"doc:"),
-		pending: pending.NewRedis(c, cfg.RedisPrefix+"pend:"),
-		close:   func() { c.Close() },
-	}
+// redisCloser is the Redis client the endpoints share.
+type redisCloser = redis.UniversalClient
+
+// pingRedis reports whether Redis answers now. Not answering is not
+// fatal: the gateway starts unready and recovers when Redis comes back.
+func pingRedis(ctx context.Context, c redis.UniversalClient) error {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
-		// Not fatal: report and carry on unready.
-		return st, fmt.Errorf("redis not reachable yet: %w", err)
+		return fmt.Errorf("redis not reachable yet: %w", err)
 	}
-	return st, nil
+	return nil
+}
+
+// sharedStateOn is the shared state of one endpoint on client c, its
+// keys and channels under prefix.
+func sharedStateOn(c redis.UniversalClient, prefix string, limits sessions.Limits) *sharedState {
+	return &sharedState{
+		store:   sessions.NewRedis(c, prefix, limits),
+		bus:     pubsub.NewRedis(c, prefix),
+		gate:    quota.NewRedisGate(c, prefix+"q:"),
+		counter: quota.NewRedisSessionCounter(c, prefix+"sc:"),
+		subs:    subscriptions.NewRedis(c, prefix+"sub:", subscriptions.Limits{}),
+		lease:   lease.NewRedis(c, prefix+"lease:"),
+		docs:    documents.NewRedis(c, prefix+"doc:"),
+		pending: pending.NewRedis(c, prefix+"pend:"),
+	}
 }
 
 // sharedState is what replicas share through Redis.
@@ -149,7 +151,6 @@ type sharedState struct {
 	lease   lease.Lease
 	docs    documents.Store
 	pending pending.Store
-	close   func()
 }
 
 // routeRedisLog sends go-redis's own log lines into the gateway's log, at

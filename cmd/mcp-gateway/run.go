@@ -13,20 +13,16 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
-	"github.com/mcp-gateway/mcp-gateway/pubsub"
-	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/quota"
-	"github.com/mcp-gateway/mcp-gateway/sessions"
-	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
@@ -52,74 +48,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	log := newLogger(stderr, cfg)
 	warnExposure(cfg, log)
 
-	var docData []byte
-	location := cfg.OpenAPI
-	upstream := cfg.Upstream
-	if cfg.Demo {
-		base, stopDemo, err := demo.Start(ctx, "127.0.0.1:0")
-		if err != nil {
-			log.Error("starting the demo backend failed", "err", err)
-			return exitFailure
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = stopDemo(sctx)
-		}()
-		docData, location, upstream = demo.OpenAPI(), "demo/openapi.yaml", base
-		log.Info("demo backend started", "url", base)
-	}
-
-	// Read the document's bytes here (LoadData resolves its $refs as Load
-	// would): their hash is the version live reload compares.
-	var src *source
-	if !cfg.Demo {
-		src = newSource(cfg)
-		if docData, err = src.read(ctx, false); err != nil {
-			return startupFailed(stderr, cfg, fmt.Errorf("loading OpenAPI document: %w", err))
-		}
-	}
-	catalog, err := buildCatalog(ctx, cfg, docData, location, upstream, log)
-	if err != nil {
-		return startupFailed(stderr, cfg, err)
-	}
-	if docData != nil {
-		catalog.Version = versionOf(docData)
-	}
-
-	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: reg,
-		Bus: pubsub.NewMemory(), Lease: lease.NewMemory()}
-	var docs documents.Store = documents.NewMemory()
+	var redisC redisCloser
 	if cfg.RedisURL != "" {
 		routeRedisLog(log)
-		st, err := redisState(ctx, cfg, limits)
-		var ce *configError
-		switch {
-		case errors.As(err, &ce):
+		c, err := redisClient(cfg)
+		if err != nil {
 			fmt.Fprintf(stderr, "mcp-gateway: %s\n", newRedactor(cfg).scrub(err.Error()))
 			return exitConfig
-		case err != nil:
+		}
+		defer c.Close()
+		if err := pingRedis(ctx, c); err != nil {
 			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
 		}
-		defer st.close()
-		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
-		deps.Subscriptions, deps.Lease, docs = st.subs, st.lease, st.docs
-		deps.Pending = st.pending
+		redisC = c
 		log.Info("shared state in redis", "mode", cfg.RedisMode, "prefix", cfg.RedisPrefix)
-	}
-
-	verifier, err := newVerifier(ctx, cfg, log)
-	if err != nil {
-		return startupFailed(stderr, cfg, err)
-	}
-	if verifier != nil {
-		defer verifier.Close()
-		deps.Auth = verifier
-		deps.ResourceMetadata = resourceMetadata(cfg, catalog.Doc)
-		log.Info("authentication on", "issuer", cfg.AuthIssuer, "resource", resourceURL(cfg), "metadata", metadataURL(cfg))
 	}
 	auditLog, err := openAudit(cfg, reg, log)
 	if err != nil {
@@ -128,9 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	if auditLog != nil {
 		defer auditLog.Close()
-		deps.Audit = auditLog
 	}
-
 	replica := replicaName()
 	var webhookSecret []byte
 	if cfg.WebhookSecretFile != "" {
@@ -146,62 +88,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", &configError{key: "state_key_file", source: "file", reason: err.Error()})
 		return exitConfig
 	}
-	srv, err := gateway.New(gateway.Config{
-		MountPath:            cfg.MountPath,
-		ListenAddr:           cfg.Listen,
-		AllowedOrigins:       cfg.AllowedOrigins,
-		AllowedHosts:         cfg.AllowedHosts,
-		PageSize:             cfg.PageSize,
-		MaxBodyBytes:         cfg.MaxBodyBytes,
-		ReadTimeout:          cfg.ReadTimeout,
-		MaxBatch:             cfg.MaxBatch,
-		MaxResponseBytes:     cfg.MaxResponseBytes,
-		SSEKeepAlive:         offIsNegative(cfg.SSEKeepAlive),
-		SessionTTL:           cfg.SessionTTL,
-		DisableSessionDelete: !cfg.SessionDelete,
-		DisableLegacySSE:     !cfg.LegacySSE,
-		LegacySSEPath:        cfg.LegacySSEPath,
-		LegacyMessagesPath:   cfg.LegacyMessagesPath,
-		LegacySSEGrace:       cfg.LegacySSEGrace,
-		ServerVersion:        version,
-		ToolCallLimit:        toolCallLimit(cfg),
-		MaxConcurrentCalls:   maxConcurrentCalls(cfg),
-		StoreTimeout:         cfg.RedisTimeout,
-		IdentityHeader:       cfg.IdentityHeader,
-		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
-		MaxSessions:          cfg.MaxSessions,
-		Policy:               policyOf(cfg),
-		Resources:            cfg.Resources,
-		Prompts:              cfg.Prompts,
-
-		SubscriptionPollInterval: cfg.SubscriptionPollInterval,
-		SubscriptionLeaseTTL:     cfg.SubscriptionLeaseTTL,
-		WebhookSecret:            webhookSecret,
-		Replica:                  replica,
-		ListTTL:                  listTTL(cfg),
-
-		ServerRequestTimeout:      cfg.ServerRequestTimeout,
-		MaxPendingPerSession:      cfg.MaxPendingPerSession,
-		MaxInputRounds:            cfg.MaxInputRounds,
-		MaxInputBytes:             int(cfg.MaxInputBytes),
-		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation == "allow",
-		ProgressHeartbeat:         offIsNegative(cfg.ProgressHeartbeat),
-		KeepCallsOnDisconnect:     !cfg.CancelOnDisconnect,
-		StateKey:                  stateKey,
-	}, deps)
+	shared := endpointShared{reg: reg, redis: redisC, audit: auditLog, replica: replica, webhookSecret: webhookSecret, stateKey: stateKey,
+		several: len(cfg.APIs) > 0}
+	var eps []*endpoint
+	for i, entry := range cfg.apiConfigs() {
+		ep, code := startEndpoint(ctx, entry, i == 0, shared, log, stderr)
+		if ep != nil {
+			defer ep.close()
+		}
+		if code != exitOK {
+			return code
+		}
+		eps = append(eps, ep)
+	}
+	handler, mcpOnly, err := combinedHandlers(eps, reg)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
 		return exitConfig
 	}
-	srv.SetCatalog(*catalog)
-
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s: %v\n", cfg.Listen, err)
 		return exitFailure
 	}
-	admin := map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
-	handler := srv.Handler(admin)
 	var adminSrv *http.Server
 	adminDone := make(chan error, 1) // never written without an admin listener
 	if cfg.AdminListen != "" {
@@ -213,9 +122,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s (admin_listen): %v\n", cfg.AdminListen, err)
 			return exitFailure
 		}
-		handler = srv.MCPHandler()
-		adminSrv = &http.Server{Handler: srv.AdminHandler(admin), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
+		adminSrv = &http.Server{Handler: adminHandler(eps, reg), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		handler = mcpOnly
 		go func() { adminDone <- adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 		log.Info("admin endpoints on their own listener", "url", "http://"+adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
@@ -228,30 +137,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- srv.Run(runCtx) }()
-	rl := &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: replica, src: src, active: catalog.Version,
-		build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
-			return buildCatalog(ctx, cfg, data, location, upstream, log)
-		}}
-	reloadDone := make(chan struct{})
-	go func() { defer close(reloadDone); rl.run(runCtx, docData) }()
-	defer func() { stopRun(); <-reloadDone }()
+	var running sync.WaitGroup
+	for _, ep := range eps {
+		running.Go(func() { _ = ep.srv.Run(runCtx) })
+		running.Go(func() { ep.rl.run(runCtx, ep.docData) })
+	}
+	defer func() { stopRun(); running.Wait() }()
 	// Serve once the replica hears the others, so that it never serves a
 	// session another replica has just ended. With Redis down that can
 	// take forever: serve anyway after a while, unready until it listens.
-	select {
-	case <-srv.Listening():
-	case <-time.After(5 * time.Second):
-		log.Warn("serving before hearing the other replicas; /readyz fails until then")
-	case <-ctx.Done():
+	wait := time.After(5 * time.Second)
+	for _, ep := range eps {
+		select {
+		case <-ep.srv.Listening():
+			continue
+		case <-wait:
+			log.Warn("serving before hearing the other replicas; /readyz fails until then")
+		case <-ctx.Done():
+		}
+		break
 	}
 
-	url := "http://" + ln.Addr().String() + cfg.MountPath
-	fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, catalog.Tools.Len(), url)
-	log.Info("listening", "url", url, "tools", catalog.Tools.Len(), "document", location)
-	if p := srv.LegacySSEPath(); p != "" {
-		log.Info("serving the 2024-11-05 HTTP+SSE transport", "url", "http://"+ln.Addr().String()+p)
+	for _, ep := range eps {
+		url := "http://" + ln.Addr().String() + ep.cfg.MountPath
+		fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, ep.catalog.Tools.Len(), url)
+		log.Info("listening", "url", url, "tools", ep.catalog.Tools.Len(), "document", ep.location, "api", ep.name)
+		if p := ep.srv.LegacySSEPath(); p != "" {
+			log.Info("serving the 2024-11-05 HTTP+SSE transport", "url", "http://"+ln.Addr().String()+p, "api", ep.name)
+		}
 	}
 
 	serveDone := make(chan error, 1)
@@ -273,7 +186,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	// in-flight calls finish within the grace period while the replica
 	// still hears the others (a cancellation may arrive meanwhile); stop
 	// the background work last.
-	srv.Shutdown()
+	for _, ep := range eps {
+		ep.srv.Shutdown()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := httpSrv.Shutdown(sctx); err != nil {
@@ -283,12 +198,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	// 2024-11-05 requests answered 202 may still run: let them finish
 	// (their answers go to the store) while the replica still hears the
 	// others.
-	if err := srv.DrainBackground(sctx); err != nil {
-		log.Warn("grace period over with 2024-11-05 requests still running")
+	for _, ep := range eps {
+		if err := ep.srv.DrainBackground(sctx); err != nil {
+			log.Warn("grace period over with 2024-11-05 requests still running", "api", ep.name)
+		}
 	}
 	stopRun()
+	stopped := make(chan struct{})
+	go func() { running.Wait(); close(stopped) }()
 	select {
-	case <-runDone:
+	case <-stopped:
 	case <-sctx.Done():
 		log.Warn("background work did not stop within the grace period")
 	}
@@ -391,6 +310,9 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 	if err != nil {
 		return nil, err
 	}
+	if err := gateway.CheckToolsets(set, cfg.ToolsetsEnabled); err != nil {
+		return nil, &configError{key: "toolsets_enabled", source: "combined", reason: err.Error()}
+	}
 	timeouts, err := checkOperations(cfg, func(name string) bool { _, ok := set.Lookup(name); return ok })
 	if err != nil {
 		return nil, err
@@ -481,7 +403,7 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 		maxSchema = -1 // documented: 0 means no bound
 	}
 	set, err := toolgen.Generate(doc, toolgen.Options{Include: cfg.Include, Exclude: cfg.Exclude, ResourceOperations: cfg.ResourceOperations, ConfirmOperations: cfg.Confirm, MaxDescription: cfg.MaxDescription,
-		OutputSchema: cfg.OutputSchema, MaxSchemaBytes: maxSchema})
+		OutputSchema: cfg.OutputSchema, MaxSchemaBytes: maxSchema, ReadOnly: cfg.ReadOnly, NamePrefix: cfg.ToolPrefix, Toolsets: cfg.Toolsets})
 	doc.Warnings = append(<-validated, doc.Warnings...) // validation's findings first, then the load's own
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating tools: %w", err)
@@ -497,7 +419,7 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 
 // runTools prints what tools/list would return, without serving.
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	format := "table"
+	format, apiName := "table", ""
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
@@ -510,6 +432,15 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 			i++
 		case strings.HasPrefix(a, "--format=") || strings.HasPrefix(a, "-format="):
 			format = a[strings.Index(a, "=")+1:]
+		case a == "--api" || a == "-api":
+			if i+1 >= len(args) {
+				fmt.Fprintln(stderr, "mcp-gateway tools: invalid configuration: --api needs the name of an apis entry")
+				return exitConfig
+			}
+			apiName = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--api=") || strings.HasPrefix(a, "-api="):
+			apiName = a[strings.Index(a, "=")+1:]
 		default:
 			rest = append(rest, a)
 		}
@@ -521,6 +452,24 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	cfg, _, err := loadConfig(toolsCommand, rest, getenv, stderr)
 	if code, done := configExit(err, stdout, stderr); done {
 		return code
+	}
+	switch {
+	case apiName != "":
+		entry, err := cfg.api(apiName)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
+			return exitConfig
+		}
+		cfg = entry.cfg
+	case len(cfg.APIs) == 1:
+		cfg = cfg.APIs[0].cfg
+	case len(cfg.APIs) > 1:
+		names := make([]string, len(cfg.APIs))
+		for i, e := range cfg.APIs {
+			names[i] = e.Name
+		}
+		fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: the configuration serves %d APIs (%s); print one with --api NAME\n", len(names), strings.Join(names, ", "))
+		return exitConfig
 	}
 	log := newLogger(stderr, cfg)
 	var data []byte

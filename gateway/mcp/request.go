@@ -55,6 +55,8 @@ type Request struct {
 	// answer: the audit log records such requests as calls of it.
 	Backend       string
 	BackendStatus int
+	// Surface is the part of the served tools this connection chose.
+	Surface Surface
 }
 
 // Principal is an authenticated caller.

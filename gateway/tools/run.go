@@ -112,15 +112,24 @@ func (d *denial) err() *mcp.Error {
 	return e
 }
 
-// Fingerprint is a short hash of the tools p sees now, their definitions
-// included: it differs exactly when p's tools/list would.
-func (f *Feature) Fingerprint(p *mcp.Principal) string {
+// Fingerprint is a short hash of the tools p sees now through surface,
+// their definitions included: it differs exactly when its tools/list
+// would.
+func (f *Feature) Fingerprint(p *mcp.Principal, surface mcp.Surface) string {
 	c := f.current.Load()
 	if c == nil || c.Tools == nil {
 		return ""
 	}
+	list := c.visible(p)
+	if !c.plain || !surface.IsZero() {
+		r := &mcp.Request{Principal: p, Surface: surface}
+		if len(surface.Enabled) > 0 {
+			r.SessionID = "-" // its enabled toolsets count
+		}
+		list = f.view(c, r, f.surfaceOf(r)).listed
+	}
 	h := fnv.New64a()
-	for _, t := range c.visible(p) {
+	for _, t := range list {
 		b, _ := json.Marshal(t) // generated JSON: cannot fail
 		h.Write(b)
 		h.Write([]byte{0})

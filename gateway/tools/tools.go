@@ -59,6 +59,20 @@ type Config struct {
 	// ProgressHeartbeat is the interval of "still waiting" progress while
 	// a backend round runs; zero or negative: none.
 	ProgressHeartbeat time.Duration
+	// ToolsetsEnabled are the toolsets served (toolsets_enabled); empty
+	// means all. A name the document lacks is logged and ignored (the
+	// binary refuses to start with one: CheckToolsets).
+	ToolsetsEnabled []string
+	// ToolMode is how tools are offered unless a connection asks
+	// otherwise: mcp.ToolModeAll (also for ""), ToolModeToolsets or
+	// ToolModeSearch.
+	ToolMode string
+	// SchemaRefs is the schema dialect unless a connection asks
+	// otherwise: mcp.SchemaRefsDefs (also for "") or SchemaRefsInline.
+	SchemaRefs string
+	// MaxDescription bounds the descriptions of the gateway's own tools
+	// (max_description). Zero means 1024.
+	MaxDescription int
 }
 
 // Deps are the parts the feature uses.
@@ -73,6 +87,9 @@ type Deps struct {
 	// Input reaches the client for input in the middle of a call; nil
 	// means calls that need input end with an isError result.
 	Input Input
+	// Sessions keeps the toolsets sessions enabled (the toolsets mode);
+	// nil: enable_toolset answers as in the stateless era.
+	Sessions SessionToolsets
 }
 
 // Catalog is one generation of tools: the generated set and the caller that
@@ -84,6 +101,7 @@ type Catalog struct {
 
 type catalog struct {
 	Catalog
+	surfaceState
 	tag string // short fingerprint of the tool set, bound into cursors
 	// policy is each tool's compiled rules, by name.
 	policy    map[string]*toolPolicy
@@ -100,6 +118,7 @@ type Feature struct {
 	calls    *prometheus.CounterVec // outcome
 	current  atomic.Pointer[catalog]
 	input    Input
+	sessions SessionToolsets
 	slots    chan struct{}   // nil: unlimited
 	logLimit lograte.Limiter // the limiter's failures, once a second
 }
@@ -118,11 +137,21 @@ func New(cfg Config, deps Deps) *Feature {
 	if cfg.InputTimeout <= 0 {
 		cfg.InputTimeout = 60 * time.Second
 	}
+	if cfg.ToolMode == "" {
+		cfg.ToolMode = mcp.ToolModeAll
+	}
+	if cfg.SchemaRefs == "" {
+		cfg.SchemaRefs = mcp.SchemaRefsDefs
+	}
+	if cfg.MaxDescription <= 0 {
+		cfg.MaxDescription = 1024
+	}
 	f := &Feature{
-		cfg:   cfg,
-		gate:  deps.Gate,
-		input: deps.Input,
-		log:   deps.Logger,
+		cfg:      cfg,
+		gate:     deps.Gate,
+		input:    deps.Input,
+		sessions: deps.Sessions,
+		log:      deps.Logger,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
 			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.",
@@ -151,8 +180,16 @@ func (f *Feature) Register(r mcp.Router) {
 
 // SetCatalog atomically replaces the tools served.
 func (f *Feature) SetCatalog(c Catalog) {
-	f.current.Store(&catalog{Catalog: c, tag: toolSetTag(c.Tools),
-		policy: compilePolicy(&f.cfg.Policy, c.Tools), authorize: f.cfg.Policy.Authorize})
+	cat := &catalog{Catalog: c, tag: toolSetTag(c.Tools),
+		policy: compilePolicy(&f.cfg.Policy, c.Tools), authorize: f.cfg.Policy.Authorize}
+	if err := cat.initSurfaces(&f.cfg); err != nil {
+		// Checked before a catalog is built (CheckToolsets): only a
+		// caller that skipped it gets here. Serve no toolset rather than
+		// more than the operator chose.
+		f.log.Error("toolsets_enabled names toolsets the document lacks; serving no tools", "err", err)
+		cat.toolsets, cat.served = map[string]*toolgen.Toolset{}, map[string]bool{}
+	}
+	f.current.Store(cat)
 }
 
 // catalog returns the loaded catalog or the error to answer with.
@@ -179,7 +216,10 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := c.visible(r.Principal)
+	all, err := f.listed(r, c)
+	if err != nil {
+		return nil, err
+	}
 	start := 0
 	if p.Cursor != nil {
 		if start, err = mcp.DecodeCursor(*p.Cursor, c.tag, len(all)); err != nil {
@@ -188,7 +228,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	}
 	end := min(start+f.cfg.PageSize, len(all))
 	res := &listResult{Tools: all[start:end], ResultMeta: r.StampResult(true)}
-	if c.authorize && res.CacheScope != "" {
+	if (c.authorize || !r.Surface.IsZero()) && res.CacheScope != "" {
 		// What a caller sees depends on its scopes.
 		res.CacheScope = "private"
 	}
@@ -227,9 +267,31 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tool, ok := c.Tools.Lookup(*name)
-	if !ok {
-		return nil, mcp.InvalidParams("Unknown tool: %q", *name)
+	var tool *toolgen.Tool
+	if c.plain && r.Surface.IsZero() {
+		// What the operator serves, as it is: no view to consult.
+		var ok bool
+		if tool, ok = c.Tools.Lookup(*name); !ok {
+			return nil, mcp.InvalidParams("Unknown tool: %q", *name)
+		}
+	} else {
+		s := f.surfaceOf(r)
+		if isMeta(s.ToolMode, *name) {
+			if *name != toolgen.ToolCallOperation {
+				return f.metaCall(r, c, s, *name, args)
+			}
+			op, opArgs, err := unwrapCallOperation(args)
+			if err != nil {
+				return mcp.Pooled(mcp.ErrorResult(err.Error())), nil
+			}
+			// From here on it is a call of the operation: its scopes,
+			// limits, quotas and audit record are the operation's.
+			name, args = &op, opArgs
+			r.Meta.Name, r.Meta.Arguments = name, args
+		}
+		if tool, err = f.surfaceTool(r, c, s, *name); err != nil {
+			return nil, err
+		}
 	}
 	tp := c.policy[tool.Name]
 	if tp != nil && !granted(r.Principal, tp.scopes) {

@@ -1,0 +1,274 @@
+package main
+
+// One endpoint per API: its document, catalog, gateway server, shared
+// state (its own Redis key prefix) and reloader. With the apis list there
+// are several on one listener; without it, one.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
+	"github.com/mcp-gateway/mcp-gateway/internal/demo"
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
+)
+
+// endpointShared is what every endpoint of the process shares.
+type endpointShared struct {
+	reg           *prometheus.Registry
+	redis         redisCloser // nil: memory state
+	audit         *audit.Writer
+	replica       string
+	webhookSecret []byte
+	stateKey      []byte
+	// several: the apis list (endpoints are named, and their metrics
+	// and Redis keys say which).
+	several bool
+}
+
+// endpoint is one API served.
+type endpoint struct {
+	name     string
+	cfg      *config
+	srv      *gateway.Server
+	rl       *reloader
+	catalog  *gateway.Catalog
+	docData  []byte
+	location string
+	closers  []func()
+}
+
+func (ep *endpoint) close() {
+	for _, c := range slices.Backward(ep.closers) {
+		c()
+	}
+}
+
+// startEndpoint loads one API's document and builds its server; a code
+// other than exitOK says why it could not (already printed).
+func startEndpoint(ctx context.Context, entry *apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int) {
+	cfg := entry.cfg
+	ep := &endpoint{name: entry.Name, cfg: cfg}
+	if entry.Name != "" {
+		log = log.With("api", entry.Name)
+	}
+	ep.location = cfg.OpenAPI
+	upstream := cfg.Upstream
+	var err error
+	if cfg.Demo {
+		base, stopDemo, err := demo.Start(ctx, "127.0.0.1:0")
+		if err != nil {
+			log.Error("starting the demo backend failed", "err", err)
+			return ep, exitFailure
+		}
+		ep.closers = append(ep.closers, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = stopDemo(sctx)
+		})
+		ep.docData, ep.location, upstream = demo.OpenAPI(), "demo/openapi.yaml", base
+		log.Info("demo backend started", "url", base)
+	}
+
+	// Read the document's bytes here (LoadData resolves its $refs as Load
+	// would): their hash is the version live reload compares.
+	var src *source
+	if !cfg.Demo {
+		src = newSource(cfg)
+		if ep.docData, err = src.read(ctx, false); err != nil {
+			return ep, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err))
+		}
+	}
+	location := ep.location
+	if ep.catalog, err = buildCatalog(ctx, cfg, ep.docData, location, upstream, log); err != nil {
+		return ep, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err))
+	}
+	if ep.docData != nil {
+		ep.catalog.Version = versionOf(ep.docData)
+	}
+
+	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
+	var metrics prometheus.Registerer = sh.reg
+	if sh.several {
+		metrics = prometheus.WrapRegistererWith(prometheus.Labels{"api": entry.Name}, sh.reg)
+	}
+	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: metrics,
+		Bus: pubsub.NewMemory(), Lease: lease.NewMemory(), Audit: sh.audit}
+	var docs documents.Store = documents.NewMemory()
+	if sh.redis != nil {
+		prefix := cfg.RedisPrefix
+		if sh.several {
+			// Sessions are per endpoint: each API its own keys.
+			prefix += entry.Name + ":"
+		}
+		st := sharedStateOn(sh.redis, prefix, limits)
+		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
+		deps.Subscriptions, deps.Lease, docs = st.subs, st.lease, st.docs
+		deps.Pending = st.pending
+	}
+
+	verifier, err := newVerifier(ctx, cfg, log)
+	if err != nil {
+		return ep, startupFailed(stderr, cfg, err)
+	}
+	if verifier != nil {
+		ep.closers = append(ep.closers, verifier.Close)
+		deps.Auth = verifier
+		deps.ResourceMetadata = resourceMetadata(cfg, ep.catalog.Doc)
+		log.Info("authentication on", "issuer", cfg.AuthIssuer, "resource", resourceURL(cfg), "metadata", metadataURL(cfg))
+	}
+	gcfg := gatewayConfig(cfg, sh)
+	if sh.several {
+		gcfg.ServerName = "mcp-gateway/" + entry.Name
+		gcfg.WebhookPath = gateway.WebhookPath + "/" + entry.Name
+		// The bare well-known metadata path is the first API's.
+		gcfg.NoRootResourceMetadata = !first
+	}
+	srv, err := gateway.New(gcfg, deps)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %s%v\n", apiPrefix(entry), err)
+		return ep, exitConfig
+	}
+	srv.SetCatalog(*ep.catalog)
+	ep.srv = srv
+	ep.rl = &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: sh.replica, src: src, active: ep.catalog.Version,
+		build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
+			return buildCatalog(ctx, cfg, data, location, upstream, log)
+		}}
+	return ep, exitOK
+}
+
+func apiPrefix(e *apiEntry) string {
+	if e.Name == "" {
+		return ""
+	}
+	return "apis " + e.Name + ": "
+}
+
+// gatewayConfig is the gateway's configuration for one API.
+func gatewayConfig(cfg *config, sh endpointShared) gateway.Config {
+	return gateway.Config{
+		MountPath:            cfg.MountPath,
+		ListenAddr:           cfg.Listen,
+		AllowedOrigins:       cfg.AllowedOrigins,
+		AllowedHosts:         cfg.AllowedHosts,
+		PageSize:             cfg.PageSize,
+		MaxBodyBytes:         cfg.MaxBodyBytes,
+		ReadTimeout:          cfg.ReadTimeout,
+		MaxBatch:             cfg.MaxBatch,
+		MaxResponseBytes:     cfg.MaxResponseBytes,
+		SSEKeepAlive:         offIsNegative(cfg.SSEKeepAlive),
+		SessionTTL:           cfg.SessionTTL,
+		DisableSessionDelete: !cfg.SessionDelete,
+		DisableLegacySSE:     !cfg.LegacySSE,
+		LegacySSEPath:        cfg.LegacySSEPath,
+		LegacyMessagesPath:   cfg.LegacyMessagesPath,
+		LegacySSEGrace:       cfg.LegacySSEGrace,
+		ServerVersion:        version,
+		ToolCallLimit:        toolCallLimit(cfg),
+		MaxConcurrentCalls:   maxConcurrentCalls(cfg),
+		StoreTimeout:         cfg.RedisTimeout,
+		IdentityHeader:       cfg.IdentityHeader,
+		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
+		MaxSessions:          cfg.MaxSessions,
+		Policy:               policyOf(cfg),
+		Resources:            cfg.Resources,
+		Prompts:              cfg.Prompts,
+
+		SubscriptionPollInterval: cfg.SubscriptionPollInterval,
+		SubscriptionLeaseTTL:     cfg.SubscriptionLeaseTTL,
+		WebhookSecret:            sh.webhookSecret,
+		Replica:                  sh.replica,
+		ListTTL:                  listTTL(cfg),
+
+		ServerRequestTimeout:      cfg.ServerRequestTimeout,
+		MaxPendingPerSession:      cfg.MaxPendingPerSession,
+		MaxInputRounds:            cfg.MaxInputRounds,
+		MaxInputBytes:             int(cfg.MaxInputBytes),
+		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation == "allow",
+		ProgressHeartbeat:         offIsNegative(cfg.ProgressHeartbeat),
+		KeepCallsOnDisconnect:     !cfg.CancelOnDisconnect,
+		StateKey:                  sh.stateKey,
+
+		ToolsetsEnabled: cfg.ToolsetsEnabled,
+		ToolMode:        cfg.ToolMode,
+		SchemaRefs:      cfg.SchemaRefs,
+		MaxDescription:  cfg.MaxDescription,
+	}
+}
+
+// combinedHandlers are the listener's handlers: everything (MCP and
+// admin), and MCP only (with an admin listener). One endpoint serves as
+// it always has; several share one mux, each on its routes, and a path
+// two would serve is a configuration error.
+func combinedHandlers(eps []*endpoint, reg *prometheus.Registry) (all, mcpOnly http.Handler, err error) {
+	admin := map[string]http.Handler{"/metrics": promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	if len(eps) == 1 {
+		return eps[0].srv.Handler(admin), eps[0].srv.MCPHandler(), nil
+	}
+	owner := map[string]string{}
+	mcpMux := http.NewServeMux()
+	allMux := http.NewServeMux()
+	for _, ep := range eps {
+		h := ep.srv.MCPHandler()
+		for _, route := range ep.srv.Routes() {
+			if prev, taken := owner[route]; taken {
+				return nil, nil, &configError{key: "apis", source: eps[0].cfg.fileName(),
+					reason: fmt.Sprintf("apis %s and %s both serve %s: give them different mount paths", prev, ep.name, route)}
+			}
+			owner[route] = ep.name
+			mcpMux.Handle(route, h)
+			allMux.Handle(route, h)
+		}
+	}
+	// Admin routes, and the JSON 404 for the rest, as one gateway answers.
+	adminH := adminHandler(eps, reg)
+	allMux.Handle("/", adminH)
+	mcpMux.Handle("/", eps[0].srv.MCPHandler())
+	return allMux, mcpMux, nil
+}
+
+// adminHandler serves /healthz, /readyz (every endpoint ready) and
+// /metrics.
+func adminHandler(eps []*endpoint, reg *prometheus.Registry) http.Handler {
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if len(eps) == 1 {
+		return eps[0].srv.AdminHandler(map[string]http.Handler{"/metrics": metrics})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		for _, ep := range eps {
+			if err := ep.srv.Ready(ctx); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "api": ep.name, "reason": err.Error()})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	// /healthz, and the JSON 404 for the rest, as one gateway answers.
+	mux.Handle("/", eps[0].srv.AdminHandler(nil))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/pubsub"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// surfaceDoc has two tags, an untagged operation and a shared schema.
+const surfaceDoc = `openapi: 3.0.3
+info: {title: shop, version: '1'}
+tags:
+  - {name: pets, description: Pets for sale.}
+  - {name: store, description: Orders.}
+paths:
+  /pets:
+    get: {operationId: listPets, summary: List the pets, tags: [pets], responses: {'200': {description: ok, content: {application/json: {schema: {type: array, items: {$ref: '#/components/schemas/Pet'}}}}}}}
+    post:
+      operationId: createPet
+      summary: Add a pet
+      tags: [pets]
+      requestBody: {required: true, content: {application/json: {schema: {$ref: '#/components/schemas/Pet'}}}}
+      responses: {'200': {description: ok}}
+  /store/orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: getOrder, summary: Find an order, tags: [store], responses: {'200': {description: ok}}}
+    delete: {operationId: deleteOrder, summary: Delete an order, tags: [store], responses: {'200': {description: ok}}}
+  /ping:
+    get: {operationId: ping, summary: Health check, responses: {'200': {description: ok}}}
+components:
+  schemas:
+    Pet:
+      type: object
+      required: [name]
+      properties:
+        name: {type: string}
+        friends: {type: array, items: {$ref: '#/components/schemas/Pet'}}
+`
+
+func surfaceBackend(t *testing.T) string {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"method":"` + r.Method + `","path":"` + r.URL.Path + `"}`))
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func (g *testGateway) at(path string) *testGateway {
+	cp := *g
+	cp.url = g.hs.URL + path
+	return &cp
+}
+
+func callText(t *testing.T, r reply) (string, bool) {
+	t.Helper()
+	res := r.result(t)
+	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+	isErr, _ := res["isError"].(bool)
+	return text, isErr
+}
+
+func modernCall(t *testing.T, g *testGateway, name, args string, h map[string]string) reply {
+	t.Helper()
+	hh := map[string]string{"Mcp-Name": name}
+	for k, v := range h {
+		hh[k] = v
+	}
+	return g.modern(t, 2, "tools/call", `"name":"`+name+`","arguments":`+args, hh)
+}
+
+func TestSurfaceNarrowsPerConnection(t *testing.T) {
+	g := newGatewayFor(t, Config{}, []byte(surfaceDoc), surfaceBackend(t))
+	list := func(g *testGateway, h map[string]string) []string {
+		r := g.modern(t, 1, "tools/list", "", h)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		return toolNames(t, r)
+	}
+	require.Equal(t, []string{"listPets", "createPet", "ping", "getOrder", "deleteOrder"}, list(g, nil))
+	require.Equal(t, []string{"listPets", "createPet"}, list(g, map[string]string{HeaderToolsets: "pets"}))
+	require.Equal(t, []string{"listPets", "createPet", "getOrder", "deleteOrder"}, list(g, map[string]string{HeaderToolsets: " Pets , store"}))
+	require.Equal(t, []string{"listPets", "ping", "getOrder"}, list(g, map[string]string{HeaderReadOnly: "true"}))
+	require.Equal(t, []string{"getOrder", "deleteOrder"}, list(g.at("/mcp/x/store"), nil))
+	require.Equal(t, []string{"listPets", "getOrder"}, list(g.at("/mcp/x/pets%2Cstore/readonly"), nil))
+	require.Equal(t, []string{"listPets", "ping", "getOrder"}, list(g.at("/mcp/readonly"), map[string]string{HeaderReadOnly: "false"}), "false cannot widen a read-only path")
+	require.Equal(t, []string{"getOrder", "deleteOrder"}, list(g.at("/mcp/x/pets,store"), map[string]string{HeaderToolsets: "store"}), "path and header: what both name")
+
+	for _, c := range []struct {
+		g    *testGateway
+		h    map[string]string
+		want string
+	}{
+		{g, map[string]string{HeaderToolsets: "pets,nope"}, `unknown toolset \"nope\"`},
+		{g.at("/mcp/x/nope"), nil, `the path: unknown toolset \"nope\"`},
+		{g, map[string]string{HeaderReadOnly: "maybe"}, "X-MCP-Readonly must be true or false"},
+		{g, map[string]string{HeaderToolMode: "everything"}, `unknown tool mode \"everything\"`},
+		{g, map[string]string{HeaderSchemaRefs: "flat"}, `unknown schema dialect \"flat\"`},
+		{g.at("/mcp/x/pets"), map[string]string{HeaderToolsets: "store"}, "name no toolset in common"},
+	} {
+		r := c.g.modern(t, 1, "tools/list", "", c.h)
+		require.Equal(t, http.StatusBadRequest, r.status, "%v: %s", c.h, r.body)
+		require.Contains(t, string(r.body), c.want)
+	}
+
+	// A call outside the connection's surface is a call of no tool.
+	r := modernCall(t, g, "deleteOrder", `{"id":"1"}`, map[string]string{HeaderReadOnly: "true"})
+	require.Equal(t, -32602, r.errCode(t))
+	require.Contains(t, string(r.body), `Unknown tool: \"deleteOrder\"`)
+	r = modernCall(t, g, "getOrder", `{"id":"7"}`, map[string]string{HeaderToolsets: "store", HeaderReadOnly: "true"})
+	text, isErr := callText(t, r)
+	require.False(t, isErr, text)
+	require.Contains(t, text, "/store/orders/7")
+}
+
+func TestOperatorToolsetsCannotBeWidened(t *testing.T) {
+	g := newGatewayFor(t, Config{ToolsetsEnabled: []string{"pets"}}, []byte(surfaceDoc), surfaceBackend(t))
+	r := g.modern(t, 1, "tools/list", "", nil)
+	require.Equal(t, []string{"listPets", "createPet"}, toolNames(t, r))
+	r = g.modern(t, 1, "tools/list", "", map[string]string{HeaderToolsets: "store"})
+	require.Equal(t, http.StatusBadRequest, r.status)
+	require.Contains(t, string(r.body), `unknown toolset \"store\" (served: pets)`)
+	r = modernCall(t, g, "getOrder", `{"id":"1"}`, nil)
+	require.Contains(t, string(r.body), `Unknown tool: \"getOrder\"`, "a tool outside the served toolsets cannot be called")
+
+	// A session keeps what its initialize chose; a later header cannot widen it.
+	r = g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		headers: map[string]string{HeaderReadOnly: "true"}})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	sid := r.header.Get("Mcp-Session-Id")
+	r = g.do(t, exchange{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18", HeaderReadOnly: "false", HeaderToolsets: "pets,store"}})
+	require.Equal(t, []string{"listPets"}, toolNames(t, r))
+
+	r = g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		headers: map[string]string{HeaderToolsets: "store"}})
+	require.Equal(t, http.StatusBadRequest, r.status, "initialize with a toolset not served")
+}
+
+func TestToolsetsModeAcrossReplicas(t *testing.T) {
+	backend := surfaceBackend(t)
+	deps := Deps{Store: sessions.NewMemory(sessions.Limits{TTL: time.Hour}), Bus: pubsub.NewMemory()}
+	cfg := Config{ToolMode: "toolsets"}
+	a := newGatewayWith(t, cfg, deps, []byte(surfaceDoc), backend)
+	b := newGatewayWith(t, cfg, deps, []byte(surfaceDoc), backend)
+	sid := a.initialize(t, "2025-11-25")
+	listOn := func(g *testGateway) []string {
+		return toolNames(t, g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
+	}
+	meta := []string{"list_available_toolsets", "get_toolset_tools", "enable_toolset"}
+	require.Equal(t, meta, listOn(b))
+	// b caches the session record before a changes it.
+	callOn := func(g *testGateway, name, args string) map[string]any {
+		r := g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
+		return r.result(t)
+	}
+	avail := callOn(a, "list_available_toolsets", `{}`)["structuredContent"].(map[string]any)["toolsets"].([]any)
+	require.Len(t, avail, 3)
+	require.Equal(t, map[string]any{"name": "pets", "description": "Pets for sale.", "tools": float64(2), "enabled": false}, avail[0])
+	tt := callOn(a, "get_toolset_tools", `{"toolset":"store"}`)["structuredContent"].(map[string]any)["tools"].([]any)
+	require.Len(t, tt, 2)
+
+	r := b.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"getOrder","arguments":{"id":"1"}}}`)
+	require.Contains(t, string(r.body), `Tool \"getOrder\" is not enabled: enable a toolset that has it (store) with enable_toolset`)
+
+	res := callOn(a, "enable_toolset", `{"toolset":"store"}`)
+	require.Equal(t, true, res["structuredContent"].(map[string]any)["changed"], "%v", res)
+	require.Equal(t, append(meta, "getOrder", "deleteOrder"), listOn(b), "the next tools/list through another replica has it")
+	text, isErr := callText(t, b.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"getOrder","arguments":{"id":"9"}}}`))
+	require.False(t, isErr, text)
+	require.Equal(t, false, callOn(b, "enable_toolset", `{"toolset":"store"}`)["structuredContent"].(map[string]any)["changed"])
+
+	// One list_changed on the session's stream.
+	evs, err := deps.Store.ReadAfter(context.Background(), sid, "", 100)
+	require.NoError(t, err)
+	n := 0
+	for _, ev := range evs {
+		if strings.Contains(string(ev.Data), "notifications/tools/list_changed") {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+
+	res = callOn(a, "enable_toolset", `{"toolset":"nope"}`)
+	require.Equal(t, true, res["isError"])
+	require.Contains(t, res["content"].([]any)[0].(map[string]any)["text"], `no toolset named "nope"; it is one of: pets, store, default`)
+}
+
+func TestToolsetsModeStateless(t *testing.T) {
+	g := newGatewayFor(t, Config{}, []byte(surfaceDoc), surfaceBackend(t))
+	h := map[string]string{HeaderToolMode: "toolsets", HeaderToolsets: "pets"}
+	r := g.modern(t, 1, "tools/list", "", h)
+	require.Equal(t, []string{"list_available_toolsets", "get_toolset_tools", "enable_toolset", "listPets", "createPet"}, toolNames(t, r))
+	text, isErr := callText(t, modernCall(t, g, "enable_toolset", `{"toolset":"store"}`, h))
+	require.True(t, isErr)
+	require.Contains(t, text, "X-MCP-Toolsets: store")
+	require.Contains(t, text, "/x/store")
+}
+
+func TestSearchMode(t *testing.T) {
+	g := newGatewayFor(t, Config{ToolMode: "search"}, []byte(surfaceDoc), surfaceBackend(t))
+	r := g.modern(t, 1, "tools/list", "", nil)
+	require.Equal(t, []string{"search_operations", "describe_operation", "call_operation"}, toolNames(t, r))
+
+	res := modernCall(t, g, "search_operations", `{"query":"delete an order","limit":2}`, nil).result(t)
+	ops := res["structuredContent"].(map[string]any)["operations"].([]any)
+	require.NotEmpty(t, ops)
+	require.LessOrEqual(t, len(ops), 2)
+	require.Equal(t, map[string]any{"name": "deleteOrder", "method": "DELETE", "path": "/store/orders/{id}", "summary": "Delete an order"}, ops[0])
+
+	res = modernCall(t, g, "describe_operation", `{"name":"createPet"}`, nil).result(t)
+	d := res["structuredContent"].(map[string]any)
+	require.Equal(t, "POST", d["method"])
+	require.Contains(t, string(mustJSON(t, d["inputSchema"])), `"$defs"`)
+	res = modernCall(t, g, "describe_operation", `{"name":"createPet"}`, map[string]string{HeaderSchemaRefs: "inline"}).result(t)
+	require.NotContains(t, string(mustJSON(t, res["structuredContent"].(map[string]any)["inputSchema"])), `$ref`)
+
+	text, isErr := callText(t, modernCall(t, g, "call_operation", `{"name":"getOrder","arguments":{"id":"42"}}`, nil))
+	require.False(t, isErr, text)
+	require.Contains(t, text, "/store/orders/42")
+	text, isErr = callText(t, modernCall(t, g, "call_operation", `{"name":"getOrder","arguments":{}}`, nil))
+	require.True(t, isErr, "validated exactly like a direct call")
+	require.Contains(t, text, "id")
+	r = modernCall(t, g, "call_operation", `{"name":"deleteOrder","arguments":{"id":"1"}}`, map[string]string{HeaderReadOnly: "true"})
+	require.Contains(t, string(r.body), `Unknown tool: \"deleteOrder\"`, "call_operation runs only what the connection is served")
+	text, isErr = callText(t, modernCall(t, g, "call_operation", `{"arguments":{}}`, nil))
+	require.True(t, isErr)
+	require.Contains(t, text, "needs the operation's name")
+	// Read-only narrows search too.
+	res = modernCall(t, g, "search_operations", `{"query":"delete an order"}`, map[string]string{HeaderReadOnly: "true"}).result(t)
+	for _, op := range res["structuredContent"].(map[string]any)["operations"].([]any) {
+		require.NotEqual(t, "deleteOrder", op.(map[string]any)["name"])
+	}
+}
+
+func TestInlineSchemaRefs(t *testing.T) {
+	g := newGatewayFor(t, Config{SchemaRefs: "inline"}, []byte(surfaceDoc), surfaceBackend(t))
+	r := g.modern(t, 1, "tools/list", "", nil)
+	require.NotContains(t, string(r.body), `$ref`)
+	require.NotContains(t, string(r.body), `$defs`)
+	r = g.modern(t, 1, "tools/list", "", map[string]string{HeaderSchemaRefs: "defs"})
+	require.Contains(t, string(r.body), `$defs`, "a connection may ask for the other dialect")
+}
