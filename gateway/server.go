@@ -336,6 +336,10 @@ type Catalog struct {
 	Doc    *openapi.Document
 	Tools  *toolgen.Set
 	Caller *call.Caller
+	// Callers run the tools of other documents than Doc, for several
+	// APIs on one endpoint (toolgen.Merge); a tool not in it runs with
+	// Caller.
+	Callers map[*toolgen.Tool]*call.Caller
 	// Version names the document's version (its content hash); a reload
 	// that changes what a client sees tells it once per version.
 	Version string
@@ -611,7 +615,7 @@ func (s *Server) ReplaceCatalog(c Catalog) (announce func()) {
 
 func (s *Server) swapCatalog(c Catalog) {
 	// The features first: Ready looks at s.catalog.
-	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller})
+	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller, Callers: c.Callers})
 	rc := resources.Catalog{Doc: c.Doc, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
 		Revisions: mcp.SupportedVersions, Prompts: len(s.cfg.Prompts), Set: c.Tools}
 	if c.Tools != nil {

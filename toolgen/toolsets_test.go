@@ -140,3 +140,22 @@ func loadInline(t *testing.T, doc string) *openapi.Document {
 	require.NoError(t, err)
 	return d
 }
+
+func TestMerge(t *testing.T) {
+	a := genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"})
+	b := genDoc(t, toolsetsDoc, Options{NamePrefix: "b_", ReadOnly: true})
+	m, err := Merge(a, b)
+	require.NoError(t, err)
+	require.Equal(t, a.Len()+b.Len(), m.Len())
+	_, ok := m.Lookup("b_listRepos")
+	require.True(t, ok)
+	repos, _ := m.Toolset("repos")
+	require.Len(t, repos.Tools, 3+2, "toolsets of one name are one: a's three and b's two read-only ones")
+	require.Equal(t, "a_listRepos", repos.Tools[0].Name)
+
+	_, err = Merge(a, genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"}))
+	require.ErrorContains(t, err, `document 2 has a tool named "a_listRepos" as an earlier one does`)
+	same, err := Merge(a)
+	require.NoError(t, err)
+	require.Same(t, a, same)
+}

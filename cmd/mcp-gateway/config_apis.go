@@ -202,3 +202,38 @@ func (c *config) api(name string) (*apiEntry, error) {
 	}
 	return nil, &configError{key: "--api", source: "command line", reason: fmt.Sprintf("no API named %q (the apis list has: %s)", name, strings.Join(names, ", "))}
 }
+
+// endpointGroups are the APIs by mount path, in the order first named:
+// one endpoint each. APIs that share a mount path share its
+// endpoint-wide settings: they must agree on them.
+func (c *config) endpointGroups() ([][]*apiEntry, error) {
+	var groups [][]*apiEntry
+	at := map[string]int{}
+	for _, e := range c.apiConfigs() {
+		i, ok := at[e.cfg.MountPath]
+		if !ok {
+			at[e.cfg.MountPath] = len(groups)
+			groups = append(groups, []*apiEntry{e})
+			continue
+		}
+		first := groups[i][0].cfg
+		for _, k := range []struct {
+			key  string
+			same bool
+		}{
+			{"tool_mode", first.ToolMode == e.cfg.ToolMode},
+			{"schema_refs", first.SchemaRefs == e.cfg.SchemaRefs},
+			{"toolsets_enabled", slices.Equal(first.ToolsetsEnabled, e.cfg.ToolsetsEnabled)},
+			{"legacy_sse_path", first.LegacySSEPath == e.cfg.LegacySSEPath},
+			{"legacy_messages_path", first.LegacyMessagesPath == e.cfg.LegacyMessagesPath},
+			{"max_description", first.MaxDescription == e.cfg.MaxDescription},
+		} {
+			if !k.same {
+				return nil, &configError{key: "apis", source: c.fileName(), reason: fmt.Sprintf("apis %s and %s share mount_path %s but not %s: APIs on one endpoint share its %s",
+					groups[i][0].Name, e.Name, e.cfg.MountPath, k.key, k.key)}
+			}
+		}
+		groups[i] = append(groups[i], e)
+	}
+	return groups, nil
+}

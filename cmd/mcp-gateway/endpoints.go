@@ -6,12 +6,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,10 +23,13 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
+	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // endpointShared is what every endpoint of the process shares.
@@ -57,53 +63,100 @@ func (ep *endpoint) close() {
 	}
 }
 
-// startEndpoint loads one API's document and builds its server; a code
-// other than exitOK says why it could not (already printed).
-func startEndpoint(ctx context.Context, entry *apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int) {
+// loadedAPI is one API's document and catalog.
+type loadedAPI struct {
+	catalog  *gateway.Catalog
+	docData  []byte
+	location string
+	upstream string
+	src      *source
+}
+
+// loadAPI reads one API's document and builds its catalog; a code other
+// than exitOK says why it could not (already printed).
+func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, log *slog.Logger, stderr io.Writer) (*loadedAPI, int) {
 	cfg := entry.cfg
-	ep := &endpoint{name: entry.Name, cfg: cfg}
-	if entry.Name != "" {
-		log = log.With("api", entry.Name)
-	}
-	ep.location = cfg.OpenAPI
-	upstream := cfg.Upstream
+	la := &loadedAPI{location: cfg.OpenAPI, upstream: cfg.Upstream}
 	var err error
 	if cfg.Demo {
 		base, stopDemo, err := demo.Start(ctx, "127.0.0.1:0")
 		if err != nil {
 			log.Error("starting the demo backend failed", "err", err)
-			return ep, exitFailure
+			return nil, exitFailure
 		}
 		ep.closers = append(ep.closers, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = stopDemo(sctx)
 		})
-		ep.docData, ep.location, upstream = demo.OpenAPI(), "demo/openapi.yaml", base
+		la.docData, la.location, la.upstream = demo.OpenAPI(), "demo/openapi.yaml", base
 		log.Info("demo backend started", "url", base)
 	}
-
 	// Read the document's bytes here (LoadData resolves its $refs as Load
 	// would): their hash is the version live reload compares.
-	var src *source
 	if !cfg.Demo {
-		src = newSource(cfg)
-		if ep.docData, err = src.read(ctx, false); err != nil {
-			return ep, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err))
+		la.src = newSource(cfg)
+		if la.docData, err = la.src.read(ctx, false); err != nil {
+			return nil, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err))
 		}
 	}
-	location := ep.location
-	if ep.catalog, err = buildCatalog(ctx, cfg, ep.docData, location, upstream, log); err != nil {
-		return ep, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err))
+	if la.catalog, err = buildCatalog(ctx, cfg, la.docData, la.location, la.upstream, log); err != nil {
+		return nil, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err))
 	}
-	if ep.docData != nil {
-		ep.catalog.Version = versionOf(ep.docData)
+	if la.docData != nil {
+		la.catalog.Version = versionOf(la.docData)
 	}
+	return la, exitOK
+}
+
+// startEndpoint builds the server of one mount path: one API, or several
+// that share it (their tools merged, each run by its own caller); a code
+// other than exitOK says why it could not (already printed).
+func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int) {
+	entry := group[0]
+	cfg := entry.cfg
+	names := make([]string, len(group))
+	for i, e := range group {
+		names[i] = e.Name
+	}
+	ep := &endpoint{name: strings.Join(names, "+"), cfg: cfg}
+	if ep.name != "" {
+		log = log.With("api", ep.name)
+	}
+	var loaded []*loadedAPI
+	for _, e := range group {
+		elog := log
+		if len(group) > 1 {
+			elog = log.With("document", e.Name)
+		}
+		la, code := loadAPI(ctx, e, ep, elog, stderr)
+		if code != exitOK {
+			return ep, code
+		}
+		loaded = append(loaded, la)
+	}
+	la := loaded[0]
+	ep.catalog, ep.docData, ep.location = la.catalog, la.docData, la.location
+	if len(loaded) > 1 {
+		merged, err := mergeCatalogs(loaded)
+		if err != nil {
+			return ep, startupFailed(stderr, cfg, &configError{key: "apis", source: cfg.fileName(),
+				reason: fmt.Sprintf("%s share mount_path %s: %v", strings.Join(names, ", "), cfg.MountPath, err)})
+		}
+		ep.catalog, ep.docData = merged, nil
+		locs := make([]string, len(loaded))
+		for i, l := range loaded {
+			locs[i] = l.location
+		}
+		ep.location = strings.Join(locs, ", ")
+		log.Info("several APIs share one endpoint; live reload of their documents is off (restart to load new versions)", "mount_path", cfg.MountPath)
+	}
+	var err error
 
 	limits := sessions.Limits{TTL: gateway.StoreTTL(cfg.SessionTTL), MaxEvents: cfg.StreamMaxEvents, MaxEventAge: cfg.StreamMaxAge, MaxBytes: cfg.StreamMaxBytes}
 	var metrics prometheus.Registerer = sh.reg
 	if sh.several {
-		metrics = prometheus.WrapRegistererWith(prometheus.Labels{"api": entry.Name}, sh.reg)
+		metrics = prometheus.WrapRegistererWith(prometheus.Labels{"api": ep.name}, sh.reg)
 	}
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: metrics,
 		Bus: pubsub.NewMemory(), Lease: lease.NewMemory(), Audit: sh.audit}
@@ -127,12 +180,25 @@ func startEndpoint(ctx context.Context, entry *apiEntry, first bool, sh endpoint
 	if verifier != nil {
 		ep.closers = append(ep.closers, verifier.Close)
 		deps.Auth = verifier
-		deps.ResourceMetadata = resourceMetadata(cfg, ep.catalog.Doc)
+		docs := make([]*openapi.Document, len(loaded))
+		for i, l := range loaded {
+			docs[i] = l.catalog.Doc
+		}
+		deps.ResourceMetadata = resourceMetadata(cfg, docs...)
 		log.Info("authentication on", "issuer", cfg.AuthIssuer, "resource", resourceURL(cfg), "metadata", metadataURL(cfg))
 	}
 	gcfg := gatewayConfig(cfg, sh)
+	if len(group) > 1 {
+		// Declared resources and prompts name their tools, whose names
+		// the documents' prefixes keep apart.
+		gcfg.Resources, gcfg.Prompts = nil, nil
+		for _, e := range group {
+			gcfg.Resources = append(gcfg.Resources, e.cfg.Resources...)
+			gcfg.Prompts = append(gcfg.Prompts, e.cfg.Prompts...)
+		}
+	}
 	if sh.several {
-		gcfg.ServerName = "mcp-gateway/" + entry.Name
+		gcfg.ServerName = "mcp-gateway/" + ep.name
 		gcfg.WebhookPath = gateway.WebhookPath + "/" + entry.Name
 		// The bare well-known metadata path is the first API's.
 		gcfg.NoRootResourceMetadata = !first
@@ -144,11 +210,44 @@ func startEndpoint(ctx context.Context, entry *apiEntry, first bool, sh endpoint
 	}
 	srv.SetCatalog(*ep.catalog)
 	ep.srv = srv
-	ep.rl = &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: sh.replica, src: src, active: ep.catalog.Version,
-		build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
-			return buildCatalog(ctx, cfg, data, location, upstream, log)
-		}}
+	if len(group) == 1 {
+		ep.rl = &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: sh.replica, src: la.src, active: ep.catalog.Version,
+			build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
+				return buildCatalog(ctx, cfg, data, la.location, la.upstream, log)
+			}}
+	}
 	return ep, exitOK
+}
+
+// mergeCatalogs serves several APIs' tools on one endpoint: the tools
+// merged (toolgen.Merge), each run by its own API's caller. The merged
+// catalog has no one document (gateway://openapi and the schema
+// templates are each API's own endpoint's, not a shared one's).
+func mergeCatalogs(loaded []*loadedAPI) (*gateway.Catalog, error) {
+	sets := make([]*toolgen.Set, len(loaded))
+	for i, l := range loaded {
+		sets[i] = l.catalog.Tools
+	}
+	merged, err := toolgen.Merge(sets...)
+	if err != nil {
+		return nil, err
+	}
+	c := &gateway.Catalog{Tools: merged, Caller: loaded[0].catalog.Caller, Callers: map[*toolgen.Tool]*call.Caller{}}
+	h := sha256.New()
+	for i, l := range loaded {
+		h.Write([]byte(l.catalog.Version))
+		if i == 0 {
+			continue
+		}
+		for _, t := range l.catalog.Tools.Tools() {
+			c.Callers[t] = l.catalog.Caller
+		}
+		for _, op := range l.catalog.Tools.Resources() {
+			c.Callers[op.Tool] = l.catalog.Caller
+		}
+	}
+	c.Version = hex.EncodeToString(h.Sum(nil))[:16]
+	return c, nil
 }
 
 func apiPrefix(e *apiEntry) string {

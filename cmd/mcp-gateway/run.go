@@ -90,9 +90,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	shared := endpointShared{reg: reg, redis: redisC, audit: auditLog, replica: replica, webhookSecret: webhookSecret, stateKey: stateKey,
 		several: len(cfg.APIs) > 0}
+	groups, err := cfg.endpointGroups()
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitConfig
+	}
 	var eps []*endpoint
-	for i, entry := range cfg.apiConfigs() {
-		ep, code := startEndpoint(ctx, entry, i == 0, shared, log, stderr)
+	for i, group := range groups {
+		ep, code := startEndpoint(ctx, group, i == 0, shared, log, stderr)
 		if ep != nil {
 			defer ep.close()
 		}
@@ -140,7 +145,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var running sync.WaitGroup
 	for _, ep := range eps {
 		running.Go(func() { _ = ep.srv.Run(runCtx) })
-		running.Go(func() { ep.rl.run(runCtx, ep.docData) })
+		if ep.rl != nil {
+			running.Go(func() { ep.rl.run(runCtx, ep.docData) })
+		}
 	}
 	defer func() { stopRun(); running.Wait() }()
 	// Serve once the replica hears the others, so that it never serves a

@@ -86,8 +86,11 @@ func readSecretFile(name string) (string, error) {
 
 // resourceMetadata serves RFC 9728 metadata: the scopes are those the
 // document's OAuth flows declare and those scope_rules require.
-func resourceMetadata(cfg *config, doc *openapi.Document) http.Handler {
-	scopes := toolgen.DocumentScopes(doc.T)
+func resourceMetadata(cfg *config, docs ...*openapi.Document) http.Handler {
+	var scopes []string
+	for _, doc := range docs {
+		scopes = append(scopes, toolgen.DocumentScopes(doc.T)...)
+	}
 	for _, r := range cfg.ScopeRules {
 		scopes = append(scopes, r.Scopes...)
 	}

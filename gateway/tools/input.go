@@ -190,7 +190,7 @@ func (f *Feature) callBackend(r *mcp.Request, c *catalog, tool *toolgen.Tool, ar
 	ctx, cancel := callContext(r, c, tool)
 	defer cancel()
 	stop := f.heartbeat(r, observe)
-	res, need = c.Caller.CallWith(ctx, tool, args, call.CallOptions{Observe: observe, Input: input})
+	res, need = c.callerFor(tool).CallWith(ctx, tool, args, call.CallOptions{Observe: observe, Input: input})
 	stop()
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		if res != nil {

@@ -41,9 +41,9 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 		return fmt.Errorf("tools: no tool or resource operation %q", name)
 	}
 	if r == nil {
-		ctx, cancel := context.WithTimeoutCause(context.Background(), c.Caller.Timeout(tool), call.ErrTimeout)
+		ctx, cancel := context.WithTimeoutCause(context.Background(), c.callerFor(tool).Timeout(tool), call.ErrTimeout)
 		defer cancel()
-		return do(Operation{Tool: tool, Caller: c.Caller, Ctx: ctx})
+		return do(Operation{Tool: tool, Caller: c.callerFor(tool), Ctx: ctx})
 	}
 	tp := c.policy[tool.Name]
 	if tp != nil && !granted(r.Principal, tp.scopes) {
@@ -68,7 +68,7 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 	}
 	ctx, cancel := callContext(r, c, tool)
 	defer cancel()
-	err = do(Operation{Tool: tool, Caller: c.Caller, Ctx: ctx})
+	err = do(Operation{Tool: tool, Caller: c.callerFor(tool), Ctx: ctx})
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		return mcp.ErrCancelled
 	}

@@ -97,6 +97,18 @@ type Deps struct {
 type Catalog struct {
 	Tools  *toolgen.Set
 	Caller *call.Caller
+	// Callers run the tools of the other documents of a merged catalog
+	// (several APIs on one endpoint), by tool; a tool not in it runs
+	// with Caller.
+	Callers map[*toolgen.Tool]*call.Caller
+}
+
+// callerFor is the caller that runs t.
+func (c *Catalog) callerFor(t *toolgen.Tool) *call.Caller {
+	if cl, ok := c.Callers[t]; ok {
+		return cl
+	}
+	return c.Caller
 }
 
 type catalog struct {
@@ -366,7 +378,7 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 // exchange (which sends it only to the exchange endpoint, never to the
 // backend).
 func callContext(r *mcp.Request, c *catalog, tool *toolgen.Tool) (context.Context, context.CancelFunc) {
-	ctx, cancel := r.CallContext(c.Caller.Timeout(tool), call.ErrTimeout)
+	ctx, cancel := r.CallContext(c.callerFor(tool).Timeout(tool), call.ErrTimeout)
 	if r.Principal != nil && r.Principal.Token != "" {
 		ctx = call.WithSubjectToken(ctx, r.Principal.Subject, r.Principal.Token)
 	}
@@ -377,7 +389,7 @@ func callContext(r *mcp.Request, c *catalog, tool *toolgen.Tool) (context.Contex
 // concurrency slots, then the policy webhook; release (when not nil) gives
 // its slot back once the call is done. A denial is logged to the client.
 func (f *Feature) limit(r *mcp.Request, c *catalog, tool *toolgen.Tool, tp *toolPolicy) (release func(), d *denial) {
-	release, d = f.admit(r, tool, tp, c.Caller.Timeout(tool))
+	release, d = f.admit(r, tool, tp, c.callerFor(tool).Timeout(tool))
 	if d == nil && f.cfg.Policy.Webhook != nil {
 		// After the limits: a call they refuse costs the hook nothing.
 		if d = f.ask(r, tool.Name); d != nil && release != nil {
