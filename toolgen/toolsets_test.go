@@ -154,7 +154,7 @@ func TestMerge(t *testing.T) {
 	require.Equal(t, "a_listRepos", repos.Tools[0].Name)
 
 	_, err = Merge(a, genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"}))
-	require.ErrorContains(t, err, `document 2 has a tool named "a_listRepos" as an earlier one does`)
+	require.ErrorContains(t, err, `document 2 has a tool named "a_editGist" as an earlier one does`)
 	same, err := Merge(a)
 	require.NoError(t, err)
 	require.Same(t, a, same)
