@@ -67,8 +67,13 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 		return reject(http.StatusNotAcceptable, mcp.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream")
 	}
 	ctx := r.Context()
+	// The stream makes the session: what it is served is chosen here.
+	surface, err := s.requestSurface(r)
+	if err != nil {
+		return err
+	}
 	owner := newSessionID()[:16] // this stream's claim on the session
-	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID), owner, principalOf(ctx), s.clientOf(r))
+	sid, cursor, gap, err := s.legacyStart(ctx, r.Header.Get(headerLastEventID), owner, principalOf(ctx), s.clientOf(r), surface)
 	if err != nil {
 		return err
 	}
@@ -120,12 +125,12 @@ func (s *Server) legacyEndpoint() string {
 // legacyStart creates the session a new stream carries, or finds the one
 // a reconnecting client's Last-Event-ID ("session:event") names; either
 // way the stream (owner) claims it.
-func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string, p *mcp.Principal, client string) (sid, cursor string, gap bool, err error) {
+func (s *Server) legacyStart(ctx context.Context, lastEventID, owner string, p *mcp.Principal, client string, surface mcp.Surface) (sid, cursor string, gap bool, err error) {
 	subject := subjectOf(p)
 	if lastEventID == "" {
 		now := time.Now()
 		sess := &sessions.Session{ID: newSessionID(), Transport: sessions.TransportSSE, Stream: owner,
-			Principal: s.boundSubject(p), Client: mcp.IdentityOf(p, client), CreatedAt: now, LastSeen: now}
+			Principal: s.boundSubject(p), Client: mcp.IdentityOf(p, client), Surface: storedSurface(surface), CreatedAt: now, LastSeen: now}
 		if err := s.createSession(ctx, sess); err != nil {
 			return "", "", false, err
 		}

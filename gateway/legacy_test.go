@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,9 +28,13 @@ type legacyStream struct {
 // base is the gateway's origin (scheme://host:port).
 func (g *testGateway) base() string { return strings.TrimSuffix(g.url, g.srv.cfg.MountPath) }
 
-func (g *testGateway) openLegacy(t *testing.T, lastEventID string) *legacyStream {
+func (g *testGateway) openLegacy(t *testing.T, lastEventID string, headers ...map[string]string) *legacyStream {
 	t.Helper()
-	c, req := openSSE(t, g.base()+g.srv.cfg.LegacySSEPath, map[string]string{"Last-Event-ID": lastEventID})
+	h := map[string]string{"Last-Event-ID": lastEventID}
+	for _, extra := range headers {
+		maps.Copy(h, extra)
+	}
+	c, req := openSSE(t, g.base()+g.srv.cfg.LegacySSEPath, h)
 	s := &legacyStream{sseClient: c}
 	ev := s.next(t)
 	require.Equal(t, "endpoint", ev.name, "the first event names the messages endpoint")

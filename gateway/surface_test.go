@@ -249,3 +249,17 @@ func TestInlineSchemaRefs(t *testing.T) {
 	r = g.modern(t, 1, "tools/list", "", map[string]string{HeaderSchemaRefs: "defs"})
 	require.Contains(t, string(r.body), `$defs`, "a connection may ask for the other dialect")
 }
+
+// A 2024-11-05 session is served what its stream's GET chose.
+func TestSurfaceOfALegacySession(t *testing.T) {
+	g := newGatewayFor(t, Config{}, []byte(surfaceDoc), surfaceBackend(t))
+	s := g.openLegacy(t, "", map[string]string{HeaderReadOnly: "true", HeaderToolsets: "store"})
+	legacyInit(t, g, s, "2024-11-05")
+	require.Equal(t, http.StatusAccepted, g.postLegacy(t, s.endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`).status)
+	m, _ := s.response(t, 2)
+	var names []string
+	for _, tl := range m["result"].(map[string]any)["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	require.Equal(t, []string{"getOrder"}, names)
+}

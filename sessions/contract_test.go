@@ -58,6 +58,26 @@ func contract(t *testing.T, newStore func(t *testing.T, l Limits) Store) {
 		require.Empty(t, again.LogLevel)
 	})
 
+	t.Run("surfaces and enabled toolsets round-trip, and returned ones are copies", func(t *testing.T) {
+		s := newStore(t, Limits{})
+		sess := newSession("sf")
+		sess.Surface = &Surface{Toolsets: []string{"repos", "pulls"}, ReadOnly: true, ToolMode: "toolsets", SchemaRefs: "inline"}
+		require.NoError(t, s.Create(ctx, sess))
+		upd, err := s.Update(ctx, "sf", func(x *Session) error { x.Toolsets = append(x.Toolsets, "issues"); return nil })
+		require.NoError(t, err)
+		require.Equal(t, []string{"issues"}, upd.Toolsets)
+		got, err := s.Get(ctx, "sf")
+		require.NoError(t, err)
+		require.Equal(t, sess.Surface, got.Surface)
+		require.Equal(t, []string{"issues"}, got.Toolsets)
+		got.Surface.Toolsets[0] = "changed"
+		got.Toolsets[0] = "changed"
+		again, err := s.Get(ctx, "sf")
+		require.NoError(t, err)
+		require.Equal(t, "repos", again.Surface.Toolsets[0])
+		require.Equal(t, "issues", again.Toolsets[0])
+	})
+
 	t.Run("push streams round-trip, and returned ones are copies", func(t *testing.T) {
 		s := newStore(t, Limits{})
 		require.NoError(t, s.Create(ctx, newSession("g")))

@@ -16,12 +16,16 @@ import (
 // result tools/list returns, {"tools":[...]}, indented; "table" is one line
 // per tool: name, method and path, hints, the description's first line.
 // Warnings are the caller's to print.
-func Print(w io.Writer, set *Set, format string) error {
+func Print(w io.Writer, set *Set, format string) error { return PrintTools(w, set.Tools(), format) }
+
+// PrintTools is Print of a list of tools (a part of a set, or its
+// InlineTools).
+func PrintTools(w io.Writer, tools []*Tool, format string) error {
 	switch format {
 	case "json":
-		return printJSON(w, set)
+		return printJSON(w, tools)
 	case "table":
-		return printTable(w, set)
+		return printTable(w, tools)
 	}
 	return fmt.Errorf("toolgen: unknown format %q (want json or table)", format)
 }
@@ -33,9 +37,8 @@ func Print(w io.Writer, set *Set, format string) error {
 // compacted and re-scanned by encoding/json (which made printing GitHub's
 // tools a third of the command's time); print_test.go holds the output to
 // encoding/json's byte for byte.
-func printJSON(w io.Writer, set *Set) error {
+func printJSON(w io.Writer, tools []*Tool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	tools := set.Tools()
 	_, _ = bw.WriteString("{\n  \"tools\": [")
 	var buf []byte
 	for i, t := range tools {
@@ -187,10 +190,10 @@ func slowIndent(b, src []byte) ([]byte, error) {
 
 const tableDescription = 72
 
-func printTable(w io.Writer, set *Set) error {
+func printTable(w io.Writer, tools []*Tool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tMETHOD PATH\tHINTS\tDESCRIPTION")
-	for _, t := range set.Tools() {
+	for _, t := range tools {
 		method, path := "", ""
 		if t.Binding != nil {
 			method, path = t.Binding.Method, t.Binding.Path

@@ -493,13 +493,18 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
 		return exitConfig
 	}
-	if err := toolgen.Print(stdout, set, format); err != nil {
+	if err := gateway.CheckToolsets(set, cfg.ToolsetsEnabled); err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", &configError{key: "toolsets_enabled", source: "combined", reason: err.Error()})
+		return exitConfig
+	}
+	list := servedTools(set, cfg)
+	if err := toolgen.PrintTools(stdout, list, format); err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway tools: %v\n", err)
 		return exitFailure
 	}
 	if format == "json" {
 		fmt.Fprintf(stderr, "mcp-gateway tools: this is all %d tools in one list; the server answers tools/list in %s (page_size %d, nextCursor between pages)\n",
-			set.Len(), pages(set.Len(), cfg.PageSize), cfg.PageSize)
+			len(list), pages(len(list), cfg.PageSize), cfg.PageSize)
 	}
 	return exitOK
 }
@@ -537,4 +542,32 @@ func listSome(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s (+%d more)", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// servedTools are the tools tools/list serves in the all mode to a client
+// that narrows nothing: those of the served toolsets, in the schema
+// dialect configured.
+func servedTools(set *toolgen.Set, cfg *config) []*toolgen.Tool {
+	all := set.Tools()
+	if cfg.SchemaRefs == "inline" {
+		all = set.InlineTools()
+	}
+	if len(cfg.ToolsetsEnabled) == 0 {
+		return all
+	}
+	served := map[string]bool{}
+	for _, name := range cfg.ToolsetsEnabled {
+		if ts, ok := set.Toolset(name); ok {
+			for _, t := range ts.Tools {
+				served[t.Name] = true
+			}
+		}
+	}
+	out := make([]*toolgen.Tool, 0, len(served))
+	for _, t := range all {
+		if served[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
