@@ -32,6 +32,15 @@ const (
 	HeaderSchemaRefs = "X-MCP-Schema-Refs"
 )
 
+// The headers' canonical forms, looked up without canonicalizing (which
+// allocates) on every request.
+var (
+	canonToolsets   = http.CanonicalHeaderKey(HeaderToolsets)
+	canonReadOnly   = http.CanonicalHeaderKey(HeaderReadOnly)
+	canonToolMode   = http.CanonicalHeaderKey(HeaderToolMode)
+	canonSchemaRefs = http.CanonicalHeaderKey(HeaderSchemaRefs)
+)
+
 // maxSurfaceToolsets bounds the toolsets one connection may name.
 const maxSurfaceToolsets = 64
 
@@ -77,7 +86,11 @@ func (s *Server) requestSurface(r *http.Request) (mcp.Surface, error) {
 	bad := func(format string, args ...any) error {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: "+format, args...)
 	}
-	ps, _ := r.Context().Value(pathSurfaceKey{}).(pathSurface)
+	ps, byPath := r.Context().Value(pathSurfaceKey{}).(pathSurface)
+	if !byPath && len(r.Header[canonToolsets]) == 0 && len(r.Header[canonReadOnly]) == 0 &&
+		len(r.Header[canonToolMode]) == 0 && len(r.Header[canonSchemaRefs]) == 0 {
+		return sf, nil // the common case: the operator's choice
+	}
 	sf.Toolsets, sf.ReadOnly = ps.toolsets, ps.readOnly
 	if err := s.tools.CheckSurface(mcp.Surface{Toolsets: ps.toolsets}); err != nil {
 		return sf, bad("the path: %s", mcp.Verbatim(err.Error()))
