@@ -201,6 +201,11 @@ func (f *Feature) SetCatalog(c Catalog) {
 		f.log.Error("toolsets_enabled names toolsets the document lacks; serving no tools", "err", err)
 		cat.toolsets, cat.served = map[string]*toolgen.Toolset{}, map[string]bool{}
 	}
+	if f.cfg.SchemaRefs == mcp.SchemaRefsInline && c.Tools != nil {
+		// Inlining a large API takes a while (GitHub's: most of a
+		// second): not on the first client's tools/list.
+		go c.Tools.InlineTools()
+	}
 	f.current.Store(cat)
 }
 
