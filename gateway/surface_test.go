@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
@@ -262,4 +264,67 @@ func TestSurfaceOfALegacySession(t *testing.T) {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
 	require.Equal(t, []string{"getOrder"}, names)
+}
+
+// What a connection is not served as a tool it cannot reach through a
+// prompt, a resource or completion either; nor can the operator's
+// toolsets_enabled be got round that way.
+func TestSurfaceBoundsPromptsAndResources(t *testing.T) {
+	var hits []string
+	var mu sync.Mutex
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(hs.Close)
+	prompt := DeclaredPrompt{Name: "cancel", Messages: []prompts.Message{{Role: "user", Operation: &prompts.Operation{Name: "deleteOrder", Arguments: map[string]string{"id": "1"}}}}}
+	g := newGatewayFor(t, Config{Prompts: []DeclaredPrompt{prompt}}, []byte(surfaceDoc), hs.URL)
+
+	listPrompts := func(h map[string]string) int {
+		return len(g.modern(t, 1, "prompts/list", "", h).result(t)["prompts"].([]any))
+	}
+	require.Equal(t, 1, listPrompts(nil))
+	require.Equal(t, 0, listPrompts(map[string]string{HeaderReadOnly: "true"}), "a prompt that runs a DELETE is not served read-only")
+	require.Equal(t, 0, listPrompts(map[string]string{HeaderToolsets: "pets"}))
+	r := g.modern(t, 2, "prompts/get", `"name":"cancel"`, map[string]string{HeaderReadOnly: "true", "Mcp-Name": "cancel"})
+	require.NotContains(t, string(r.body), `"result"`, "%s", r.body)
+	mu.Lock()
+	require.Empty(t, hits, "the backend saw nothing")
+	mu.Unlock()
+
+	// The operator's toolsets bound prompts as they bound tools.
+	g = newGatewayFor(t, Config{Prompts: []DeclaredPrompt{prompt}, ToolsetsEnabled: []string{"pets"}}, []byte(surfaceDoc), hs.URL)
+	require.Equal(t, 0, len(g.modern(t, 1, "prompts/list", "", nil).result(t)["prompts"].([]any)))
+	r = g.modern(t, 2, "prompts/get", `"name":"cancel"`, map[string]string{"Mcp-Name": "cancel"})
+	require.NotContains(t, string(r.body), `"result"`, "%s", r.body)
+	// …and the whole document is not shown where only part is served.
+	res := g.modern(t, 3, "resources/list", "", nil).result(t)
+	require.NotContains(t, string(mustJSON(t, res)), `"uri":"gateway://openapi"`)
+	mu.Lock()
+	require.Empty(t, hits)
+	mu.Unlock()
+}
+
+// A session opened for some toolsets cannot enable others.
+func TestEnableToolsetStaysWithinTheConnection(t *testing.T) {
+	g := newGatewayFor(t, Config{ToolMode: "toolsets"}, []byte(surfaceDoc), surfaceBackend(t))
+	r := g.at("/mcp/x/pets").do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	sid := r.header.Get("Mcp-Session-Id")
+	p := g.at("/mcp/x/pets")
+	call := func(name, args string) reply {
+		return p.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
+	}
+	text, isErr := callText(t, call("enable_toolset", `{"toolset":"store"}`))
+	require.True(t, isErr)
+	require.Contains(t, text, "toolset store is not available on this connection: it was opened for pets only")
+	require.Contains(t, string(call("deleteOrder", `{"id":"1"}`).body), `Unknown tool: \"deleteOrder\"`)
+	avail := call("list_available_toolsets", `{}`).result(t)["structuredContent"].(map[string]any)["toolsets"].([]any)
+	require.Len(t, avail, 1)
+	require.Equal(t, true, avail[0].(map[string]any)["enabled"], "named toolsets are enabled from the start")
+	require.Equal(t, []string{"list_available_toolsets", "get_toolset_tools", "enable_toolset", "listPets", "createPet"},
+		toolNames(t, p.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)))
 }

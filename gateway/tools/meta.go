@@ -8,6 +8,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,9 +23,9 @@ const (
 )
 
 var (
-	metaOnce            sync.Map // max description → *metaTools
-	readOnly, notRO     = true, false
-	openWorld, closedWd = true, false
+	metaOnce               sync.Map // max description → *metaTools
+	readOnly, notReadOnly  = true, false
+	openWorld, closedWorld = true, false
 )
 
 type metaTools struct{ toolsets, search []*toolgen.Tool }
@@ -53,24 +54,24 @@ func metaFor(maxDesc int) *metaTools {
 		toolsets: []*toolgen.Tool{
 			mk(toolgen.ToolListToolsets, "List available toolsets",
 				"Lists the groups of tools (toolsets) this API offers, with what each is for, how many tools it has and whether it is enabled. Enable one with enable_toolset to get its tools.",
-				`{"type":"object","properties":{},"additionalProperties":false}`, readOnly, closedWd),
+				`{"type":"object","properties":{},"additionalProperties":false}`, readOnly, closedWorld),
 			mk(toolgen.ToolToolsetTools, "Get a toolset's tools",
 				"Lists the tools of one toolset (name, title, description) without enabling it.",
-				`{"type":"object","properties":{"toolset":`+nameArg+`"description":"The toolset's name, as list_available_toolsets gives it."}},"required":["toolset"],"additionalProperties":false}`, readOnly, closedWd),
+				`{"type":"object","properties":{"toolset":`+nameArg+`"description":"The toolset's name, as list_available_toolsets gives it."}},"required":["toolset"],"additionalProperties":false}`, readOnly, closedWorld),
 			mk(toolgen.ToolEnableToolset, "Enable a toolset",
 				"Adds the tools of a toolset to this session's tool list (the list changes; list the tools again to see them).",
-				`{"type":"object","properties":{"toolset":`+nameArg+`"description":"The toolset's name, as list_available_toolsets gives it."}},"required":["toolset"],"additionalProperties":false}`, notRO, closedWd),
+				`{"type":"object","properties":{"toolset":`+nameArg+`"description":"The toolset's name, as list_available_toolsets gives it."}},"required":["toolset"],"additionalProperties":false}`, notReadOnly, closedWorld),
 		},
 		search: []*toolgen.Tool{
 			mk(toolgen.ToolSearch, "Search operations",
 				"Finds the API operations that match a plain-language task (\"merge a pull request\"), best first, with their name, HTTP method, path and summary. Then describe_operation gives one's arguments, and call_operation runs it.",
-				`{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":512,"description":"What you want to do, in a few words."},"limit":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(maxSearchLimit)+`,"default":`+fmt.Sprint(defaultSearchLimit)+`,"description":"How many operations to return."}},"required":["query"],"additionalProperties":false}`, readOnly, closedWd),
+				`{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":512,"description":"What you want to do, in a few words."},"limit":{"type":"integer","minimum":1,"maximum":`+fmt.Sprint(maxSearchLimit)+`,"default":`+fmt.Sprint(defaultSearchLimit)+`,"description":"How many operations to return."}},"required":["query"],"additionalProperties":false}`, readOnly, closedWorld),
 			mk(toolgen.ToolDescribe, "Describe an operation",
 				"Gives one operation's description, HTTP method and path, and the JSON Schemas of its arguments (inputSchema) and result (outputSchema).",
-				`{"type":"object","properties":{"name":`+nameArg+`"description":"The operation's name, as search_operations gives it."}},"required":["name"],"additionalProperties":false}`, readOnly, closedWd),
+				`{"type":"object","properties":{"name":`+nameArg+`"description":"The operation's name, as search_operations gives it."}},"required":["name"],"additionalProperties":false}`, readOnly, closedWorld),
 			mk(toolgen.ToolCallOperation, "Call an operation",
 				"Runs one operation with its arguments, which must match the inputSchema describe_operation gives; the result is the operation's.",
-				`{"type":"object","properties":{"name":`+nameArg+`"description":"The operation's name, as search_operations gives it."},"arguments":{"type":"object","description":"The operation's arguments.","additionalProperties":true}},"required":["name"],"additionalProperties":false}`, notRO, openWorld),
+				`{"type":"object","properties":{"name":`+nameArg+`"description":"The operation's name, as search_operations gives it."},"arguments":{"type":"object","description":"The operation's arguments.","additionalProperties":true}},"required":["name"],"additionalProperties":false}`, notReadOnly, openWorld),
 		},
 	}
 	m.toolsets[2].Annotations.IdempotentHint = &readOnly // enabling twice is enabling once
@@ -152,6 +153,9 @@ func (f *Feature) metaCall(r *mcp.Request, c *catalog, s mcp.Surface, name strin
 				"this request has no session to remember an enabled toolset: select toolsets per request instead, with the header X-MCP-Toolsets: %s (several: comma-separated) or the path .../x/%s of this endpoint",
 				ts.Name, ts.Name))), nil
 		}
+		if s.Toolsets != nil && !slices.Contains(s.Toolsets, ts.Name) {
+			return f.metaResult(r, mcp.ErrorResult(fmt.Sprintf("toolset %s is not available on this connection: it was opened for %s only", ts.Name, strings.Join(s.Toolsets, ", ")))), nil
+		}
 		if enabledSet(s)[ts.Name] {
 			return f.structured(r, map[string]any{"toolset": ts.Name, "enabled": true, "changed": false,
 				"message": fmt.Sprintf("toolset %s is already enabled", ts.Name)})
@@ -214,10 +218,11 @@ func (f *Feature) metaCall(r *mcp.Request, c *catalog, s mcp.Surface, name strin
 	return nil, mcp.InvalidParams("Unknown tool: %q", name)
 }
 
-// availableSurface is s in the all mode: what the connection may enable.
+// availableSurface is s in the all mode: what the connection may enable
+// (toolsets it named bound that too: a connection cannot widen itself).
 func availableSurface(s mcp.Surface) mcp.Surface {
 	if s.ToolMode == mcp.ToolModeToolsets {
-		s.ToolMode, s.Toolsets, s.Enabled = mcp.ToolModeAll, nil, nil
+		s.ToolMode, s.Enabled = mcp.ToolModeAll, nil
 	}
 	return s
 }

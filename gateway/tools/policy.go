@@ -250,7 +250,7 @@ func (c *catalog) visible(p *mcp.Principal) []*toolgen.Tool {
 		}
 	}
 	// Scope sets are few; a client inventing many does not grow this.
-	if c.viewCount.Add(1) <= maxViews {
+	if c.viewCount.Load() < maxViews && c.viewCount.Add(1) <= maxViews {
 		c.views.Store(key, out)
 	}
 	return out

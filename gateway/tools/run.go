@@ -45,6 +45,12 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 		defer cancel()
 		return do(Operation{Tool: tool, Caller: c.callerFor(tool), Ctx: ctx})
 	}
+	if !f.usable(r, c, tool.Name) {
+		// Outside what this connection is served (its toolsets, read-only,
+		// the operator's toolsets): as a tool it would not exist.
+		return mcp.NewError(mcp.CodeInvalidParams, "Operation %q is not served on this connection", tool.Name).
+			WithData(map[string]any{"kind": "not_served"})
+	}
 	tp := c.policy[tool.Name]
 	if tp != nil && !granted(r.Principal, tp.scopes) {
 		return f.insufficientScope(r, tool.Name, tp.scopes)
@@ -80,6 +86,9 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 func (f *Feature) Permits(r *mcp.Request, name string) bool {
 	c := f.current.Load()
 	if c == nil || c.Tools == nil {
+		return false
+	}
+	if !f.usable(r, c, name) {
 		return false
 	}
 	tp := c.policy[name]
@@ -143,6 +152,9 @@ func (f *Feature) PermitsAll(r *mcp.Request) bool {
 	c := f.current.Load()
 	if c == nil || c.Tools == nil {
 		return false
+	}
+	if c.served != nil || r.Surface.Toolsets != nil || r.Surface.ReadOnly {
+		return false // the whole document shows more than is served here
 	}
 	if !c.authorize {
 		return true

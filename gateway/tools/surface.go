@@ -154,9 +154,11 @@ type surfaceView struct {
 // surfaceState is a catalog's share of the surfaces: what the operator
 // serves and the views made so far.
 type surfaceState struct {
-	// toolsets are the served toolsets by name, toolsetNames in order.
+	// toolsets are the served toolsets by name, toolsetNames in order;
+	// members, each one's tools by name.
 	toolsets     map[string]*toolgen.Toolset
 	toolsetNames []string
+	members      map[string]map[string]bool
 	// served are the operation tools the operator serves (in a served
 	// toolset); nil: every tool of the set.
 	served map[string]bool
@@ -182,6 +184,14 @@ func (c *catalog) initSurfaces(cfg *Config) error {
 		return err
 	}
 	c.toolsets, c.toolsetNames = sets, names
+	c.members = make(map[string]map[string]bool, len(sets))
+	for name, ts := range sets {
+		m := make(map[string]bool, len(ts.Tools))
+		for _, t := range ts.Tools {
+			m[t.Name] = true
+		}
+		c.members[name] = m
+	}
 	if len(cfg.ToolsetsEnabled) > 0 {
 		c.served = map[string]bool{}
 		for _, ts := range sets {
@@ -226,14 +236,15 @@ func surfaceKey(s mcp.Surface, scopes string, withEnabled bool) string {
 
 // view is what r sees, for its surface s (defaults filled in).
 func (f *Feature) view(c *catalog, r *mcp.Request, s mcp.Surface) *surfaceView {
-	withEnabled := s.ToolMode == mcp.ToolModeToolsets && r.SessionID != ""
+	withEnabled := s.ToolMode == mcp.ToolModeToolsets
 	key := surfaceKey(s, scopeKeyFor(c, r.Principal), withEnabled)
 	if v, ok := c.surfaceViews.Load(key); ok {
 		return v.(*surfaceView)
 	}
 	v := f.makeView(c, r, s, withEnabled)
-	// Combinations are few; a client inventing many does not grow this.
-	if c.surfaceCount.Add(1) <= maxViews {
+	// Combinations are few; a client inventing many does not grow this
+	// (and calls do not use views: allows looks at one tool).
+	if c.surfaceCount.Load() < maxViews && c.surfaceCount.Add(1) <= maxViews {
 		c.surfaceViews.Store(key, v)
 	}
 	return v
@@ -248,38 +259,9 @@ func scopeKeyFor(c *catalog, p *mcp.Principal) string {
 }
 
 func (f *Feature) makeView(c *catalog, r *mcp.Request, s mcp.Surface, withEnabled bool) *surfaceView {
-	// The toolsets the connection draws from: the operator's, narrowed.
-	var pick map[*toolgen.Tool]bool
-	narrowed := s.Toolsets != nil
-	if s.ToolMode == mcp.ToolModeToolsets {
-		// Only enabled toolsets: those the connection named, and those
-		// its session enabled.
-		narrowed = true
-		names := slices.Clone(s.Toolsets)
-		if withEnabled {
-			names = append(names, s.Enabled...)
-		}
-		s.Toolsets = names
-	}
-	if narrowed {
-		pick = map[*toolgen.Tool]bool{}
-		for _, name := range s.Toolsets {
-			if ts, ok := c.toolsets[name]; ok {
-				for _, t := range ts.Tools {
-					pick[t] = true
-				}
-			}
-		}
-	}
 	v := &surfaceView{ops: map[string]*toolgen.Tool{}, seen: map[string]bool{}}
 	for _, t := range c.Tools.Tools() {
-		if c.served != nil && !c.served[t.Name] {
-			continue
-		}
-		if pick != nil && !pick[t] {
-			continue
-		}
-		if s.ReadOnly && !toolgen.SafeMethod(t.Binding.Method) {
+		if !c.allows(s, t, withEnabled) {
 			continue
 		}
 		v.ops[t.Name] = t
@@ -306,6 +288,47 @@ func (f *Feature) makeView(c *catalog, r *mcp.Request, s mcp.Surface, withEnable
 	return v
 }
 
+// allows reports whether the surface s serves the operation tool t: the
+// operator serves it (toolsets_enabled), it is in one of the toolsets
+// the connection names (in the toolsets mode with enabledOnly: named or
+// enabled by its session; without: named, else every served one), and
+// its method is safe when the connection is read-only. It looks at one
+// tool, so a call costs a few map lookups whatever the API's size.
+func (c *catalog) allows(s mcp.Surface, t *toolgen.Tool, enabledOnly bool) bool {
+	if c.served != nil && !c.served[t.Name] {
+		return false
+	}
+	if s.ReadOnly && (t.Binding == nil || !toolgen.SafeMethod(t.Binding.Method)) {
+		return false
+	}
+	in := func(names []string) bool {
+		for _, n := range names {
+			if c.members[n][t.Name] {
+				return true
+			}
+		}
+		return false
+	}
+	if s.ToolMode == mcp.ToolModeToolsets && enabledOnly {
+		return in(s.Toolsets) || in(s.Enabled)
+	}
+	return s.Toolsets == nil || in(s.Toolsets)
+}
+
+// Usable reports whether r's connection is served the tool or resource
+// operation name (its surface and the operator's toolsets; scopes are
+// Permits'). A resource operation that is no tool is in no toolset: only
+// read-only applies to it (it is a GET).
+func (f *Feature) usable(r *mcp.Request, c *catalog, name string) bool {
+	if c.plain && r.Surface.IsZero() {
+		return true
+	}
+	if t, ok := c.Tools.Lookup(name); ok {
+		return c.allows(f.surfaceOf(r), t, false)
+	}
+	return true
+}
+
 // listed is r's tools/list: its view's, read afresh in a session of the
 // toolsets mode (another replica may have enabled a toolset a moment ago,
 // and its record here be a cached copy).
@@ -324,32 +347,31 @@ func (f *Feature) listed(r *mcp.Request, c *catalog) ([]*toolgen.Tool, error) {
 	return f.view(c, r, s).listed, nil
 }
 
-// surfaceTool is the operation tool name for r, if its view has it: in
-// the toolsets mode only enabled toolsets' tools are callable (the
+// surfaceTool is the operation tool name for r, if its surface serves
+// it: in the toolsets mode only enabled toolsets' tools are callable (the
 // session's record is read afresh before saying no).
 func (f *Feature) surfaceTool(r *mcp.Request, c *catalog, s mcp.Surface, name string) (*toolgen.Tool, error) {
-	v := f.view(c, r, s)
-	if t, ok := v.ops[name]; ok {
-		return t, nil
-	}
-	if s.ToolMode == mcp.ToolModeToolsets && r.SessionID != "" && f.sessions != nil {
-		if _, exists := c.Tools.Lookup(name); exists {
-			enabled, err := f.sessions.Enabled(r)
-			if err != nil {
-				return nil, err
-			}
-			r.Surface.Enabled, s.Enabled = enabled, enabled
-			if t, ok := f.view(c, r, s).ops[name]; ok {
-				return t, nil
-			}
-		}
-	}
 	t, exists := c.Tools.Lookup(name)
 	if !exists {
 		return nil, mcp.InvalidParams("Unknown tool: %q", name)
 	}
-	if s.ToolMode == mcp.ToolModeToolsets {
-		if all := f.view(c, r, availableSurface(s)); all.seen[name] {
+	session := r.SessionID != "" && f.sessions != nil
+	if c.allows(s, t, true) {
+		return t, nil
+	}
+	if s.ToolMode == mcp.ToolModeToolsets && session && c.allows(s, t, false) {
+		// Enabled through another replica a moment ago? Ask the record.
+		enabled, err := f.sessions.Enabled(r)
+		if err != nil {
+			return nil, err
+		}
+		r.Surface.Enabled, s.Enabled = enabled, enabled
+		if c.allows(s, t, true) {
+			return t, nil
+		}
+	}
+	if s.ToolMode == mcp.ToolModeToolsets && c.allows(s, t, false) {
+		if tp := c.policy[t.Name]; !c.authorize || tp == nil || granted(r.Principal, tp.scopes) {
 			return nil, mcp.InvalidParams("Tool %q is not enabled: enable a toolset that has it (%s) with enable_toolset", name, strings.Join(c.toolsetsOf(t), ", "))
 		}
 	}
@@ -361,7 +383,7 @@ func (f *Feature) surfaceTool(r *mcp.Request, c *catalog, s mcp.Surface, name st
 func (c *catalog) toolsetsOf(t *toolgen.Tool) []string {
 	var out []string
 	for _, name := range c.toolsetNames {
-		if slices.Contains(c.toolsets[name].Tools, t) {
+		if c.members[name][t.Name] {
 			out = append(out, name)
 		}
 	}
