@@ -100,6 +100,7 @@ func (s *Server) auditEntry(r *mcp.Request, start time.Time) audit.Entry {
 		Arguments: r.Meta.Arguments,
 		Duration:  time.Since(start),
 		Era:       r.Version,
+		API:       s.cfg.API,
 	}
 	if r.SessionID != "" {
 		e.Session = audit.HashSession(r.SessionID)
@@ -151,6 +152,7 @@ func (s *Server) auditAuthFailure(w http.ResponseWriter, r *http.Request) {
 		}
 		s.audit.Record(audit.Entry{
 			Time:      time.Now(),
+			API:       s.cfg.API,
 			Client:    "addr:" + s.clientOf(r),
 			Tool:      mcp.TruncateTo(m.Params.Name, 128, "…"),
 			Arguments: m.Params.Arguments,
@@ -170,6 +172,7 @@ func (s *Server) auditForbiddenSession(r *http.Request, err error, method string
 	}
 	e := audit.Entry{
 		Time:      time.Now(),
+		API:       s.cfg.API,
 		Client:    mcp.IdentityOf(principalOf(r.Context()), s.clientOf(r)),
 		Arguments: meta.Arguments,
 		Outcome:   audit.OutcomeDenied,

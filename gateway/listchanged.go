@@ -28,7 +28,9 @@ type localStreams struct {
 type localStream struct {
 	sid       string
 	principal *mcp.Principal
-	// surface is a listen stream's; a session's is its record's.
+	// surface is what the stream's client is served: a listen stream's
+	// own, or a session's as its record said when the stream opened (a
+	// fresher cached record wins: streamSurface).
 	surface mcp.Surface
 	// ch receives the list_changed methods a listen stream sends; wants
 	// says which it asked for.

@@ -79,6 +79,9 @@ type pushStream struct {
 	// replaces is the token of the stream the client resumes: it is gone.
 	replaces string
 	owner    bool
+	// surface is what the session is served, as its record said when the
+	// stream opened (list_changed falls back on it; listchanged.go).
+	surface mcp.Surface
 }
 
 // newest is the token of the newest open stream, or "".
@@ -295,7 +298,7 @@ func (p *pushStream) awaitPlace(ctx context.Context, wake <-chan []byte, d time.
 // the stream owns the delivery, until the client goes, the session ends,
 // or the server shuts down.
 func (s *Server) pushSession(ctx context.Context, sse *sseWriter, p *pushStream, wake <-chan []byte) {
-	defer s.local.add(&localStream{sid: p.sid, principal: principalOf(ctx)})()
+	defer s.local.add(&localStream{sid: p.sid, principal: principalOf(ctx), surface: p.surface})()
 	tick := time.NewTicker(s.pushTick())
 	defer tick.Stop()
 	read := p.owner

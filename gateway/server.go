@@ -185,6 +185,9 @@ type Config struct {
 	// client closes its POST (cancel_on_disconnect: false); by default
 	// the call is cancelled as by notifications/cancelled.
 	KeepCallsOnDisconnect bool
+	// API names the API this server serves when the process serves
+	// several (the apis list): audit records carry it. Empty for one.
+	API string
 	// ToolsetsEnabled are the toolsets served (toolsets_enabled); empty
 	// means all. Check the names first (tools.CheckToolsets): the
 	// gateway serves no tools with a name its document lacks.

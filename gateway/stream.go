@@ -63,7 +63,7 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", mcp.Truncate(last))
 	}
 	// A client that resumes its stream replaces it: the one it names is gone.
-	p := &pushStream{srv: s, sid: sid, token: newStreamToken(pushStreamKind), resume: last != "", replaces: prev}
+	p := &pushStream{srv: s, sid: sid, token: newStreamToken(pushStreamKind), resume: last != "", replaces: prev, surface: sessionSurface(sess)}
 	var gap bool
 	if last == "" || logID != "" { // else logStart: from the first retained event
 		if p.cursor, gap, err = s.streamCursor(ctx, sid, logID); err != nil {

@@ -87,6 +87,9 @@ func (s *Server) requestSurface(r *http.Request) (mcp.Surface, error) {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: "+format, args...)
 	}
 	ps, byPath := r.Context().Value(pathSurfaceKey{}).(pathSurface)
+	if len(ps.toolsets) > maxSurfaceToolsets || len(r.Header.Values(HeaderToolsets)) > maxSurfaceToolsets {
+		return sf, bad("at most %d toolsets may be named", maxSurfaceToolsets)
+	}
 	if !byPath && len(r.Header[canonToolsets]) == 0 && len(r.Header[canonReadOnly]) == 0 &&
 		len(r.Header[canonToolMode]) == 0 && len(r.Header[canonSchemaRefs]) == 0 {
 		return sf, nil // the common case: the operator's choice

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/prompts"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
@@ -327,4 +329,27 @@ func TestEnableToolsetStaysWithinTheConnection(t *testing.T) {
 	require.Equal(t, true, avail[0].(map[string]any)["enabled"], "named toolsets are enabled from the start")
 	require.Equal(t, []string{"list_available_toolsets", "get_toolset_tools", "enable_toolset", "listPets", "createPet"},
 		toolNames(t, p.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)))
+}
+
+// call_operation is a call of the operation in the audit log too: its
+// name, its own arguments (redacted), its backend status.
+func TestCallOperationIsAuditedAsTheOperation(t *testing.T) {
+	var buf syncBuffer
+	w, err := audit.New(audit.Config{Output: &buf, Replica: "r1"})
+	require.NoError(t, err)
+	g := newGatewayWith(t, Config{ToolMode: "search", API: "shop"}, Deps{Audit: w}, []byte(surfaceDoc), surfaceBackend(t))
+	text, isErr := callText(t, modernCall(t, g, "call_operation", `{"name":"getOrder","arguments":{"id":"5"}}`, nil))
+	require.False(t, isErr, text)
+	modernCall(t, g, "search_operations", `{"query":"order"}`, nil)
+	require.NoError(t, w.Close())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2, buf.String())
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
+	require.Equal(t, "getOrder", m["tool"])
+	require.Equal(t, "shop", m["api"])
+	require.Equal(t, map[string]any{"id": "5"}, m["arguments"])
+	require.Equal(t, float64(200), m["backend_status"])
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &m))
+	require.Equal(t, "search_operations", m["tool"])
 }

@@ -94,7 +94,8 @@ func (s *Session) clone() *Session {
 // Surface is the part of the served tools a session chose (the gateway
 // owns its meaning: gateway/mcp.Surface).
 type Surface struct {
-	// Toolsets: nil means all; an empty list is kept as such.
+	// Toolsets names the toolsets chosen; nil (and, as stored, empty)
+	// means all: the gateway never stores an empty choice.
 	Toolsets   []string `json:"t,omitempty"`
 	ReadOnly   bool     `json:"r,omitempty"`
 	ToolMode   string   `json:"m,omitempty"`

@@ -79,14 +79,11 @@ func Generate(doc *openapi.Document, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("toolgen: glob %q: %w", g, err)
 		}
 	}
-	if opts.NamePrefix != "" && sanitizeName(opts.NamePrefix) != opts.NamePrefix {
-		return nil, fmt.Errorf("toolgen: name prefix %q must be made of letters, digits, _ and - (at most %d)", opts.NamePrefix, maxNameLen)
+	if err := ValidNamePrefix(opts.NamePrefix); err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
 	}
-	if len(opts.NamePrefix) > maxPrefixLen {
-		return nil, fmt.Errorf("toolgen: name prefix %q is longer than %d characters", opts.NamePrefix, maxPrefixLen)
-	}
-	if err := validToolsets(opts.Toolsets); err != nil {
-		return nil, err
+	if err := ValidToolsets(opts.Toolsets); err != nil {
+		return nil, fmt.Errorf("toolgen: %w", err)
 	}
 	if opts.OutputSchema == "" {
 		opts.OutputSchema = OutputLenient

@@ -23,7 +23,7 @@ func Merge(sets ...*Set) (*Set, error) {
 	uris := map[string]bool{}
 	for i, s := range sets {
 		for _, t := range s.tools {
-			if _, dup := out.byName[t.Name]; dup {
+			if _, dup := out.byName[t.Name]; dup || out.resourceByName[t.Name] != nil {
 				return nil, fmt.Errorf("toolgen: document %d has a tool named %q as an earlier one does: give the documents different name prefixes", i+1, t.Name)
 			}
 			out.byName[t.Name] = t

@@ -9,6 +9,7 @@ package toolgen
 import (
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 
@@ -74,19 +75,37 @@ func ToolsetName(tag string) string {
 	}))
 }
 
-// validToolsets checks declared toolsets: a valid, unique name and globs.
-func validToolsets(specs []ToolsetSpec) error {
+// ValidToolsets checks declared toolsets: a valid, unique name and
+// valid globs.
+func ValidToolsets(specs []ToolsetSpec) error {
 	seen := map[string]bool{}
 	for i, ts := range specs {
 		switch {
 		case ts.Name == "" || ToolsetName(ts.Name) != ts.Name:
-			return fmt.Errorf("toolgen: toolsets[%d]: name %q must be lower-case letters, digits, _ and - (at most %d)", i, ts.Name, maxToolsetNameLen)
+			return fmt.Errorf("toolsets[%d]: name %q must be lower-case letters, digits, _ and - (at most %d)", i, ts.Name, maxToolsetNameLen)
 		case seen[ts.Name]:
-			return fmt.Errorf("toolgen: toolsets[%d]: name %q is declared twice", i, ts.Name)
+			return fmt.Errorf("toolsets[%d]: name %q is declared twice", i, ts.Name)
 		case len(ts.Tools) == 0:
-			return fmt.Errorf("toolgen: toolsets[%d] (%s): needs tools (globs)", i, ts.Name)
+			return fmt.Errorf("toolsets[%d] (%s): needs tools (globs)", i, ts.Name)
+		}
+		for _, g := range ts.Tools {
+			if _, err := path.Match(g, ""); err != nil {
+				return fmt.Errorf("toolsets[%d] (%s): bad glob %q", i, ts.Name, g)
+			}
 		}
 		seen[ts.Name] = true
+	}
+	return nil
+}
+
+// ValidNamePrefix checks a tool name prefix: letters, digits, _ and -,
+// at most 24 characters ("" is none).
+func ValidNamePrefix(p string) error {
+	if p == "" {
+		return nil
+	}
+	if sanitizeName(p) != p || len(p) > maxPrefixLen {
+		return fmt.Errorf("name prefix %q must be letters, digits, _ and -, at most %d characters", p, maxPrefixLen)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/toolgen"
 )
 
 // config is everything the binary can be told. Every field is set through
@@ -354,6 +355,12 @@ func (c *config) validate() error {
 	case c.RedisPassword != "" && c.RedisPasswordFile != "":
 		return &configError{key: "redis_password_file", source: "combined", reason: "set either redis_password or redis_password_file, not both"}
 	}
+	if err := toolgen.ValidNamePrefix(c.ToolPrefix); err != nil {
+		return &configError{key: "tool_prefix", source: "combined", reason: err.Error()}
+	}
+	if err := toolgen.ValidToolsets(c.Toolsets); err != nil {
+		return &configError{key: "toolsets", source: "combined", reason: err.Error()}
+	}
 	return c.validateSecurity()
 }
 
@@ -461,7 +468,7 @@ func path[C any](field func(*C) *string) func(*C, any) error {
 		if err != nil {
 			return err
 		}
-		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "?#* ") {
+		if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, "?#* {}") {
 			return fmt.Errorf("must be a URL path starting with /, got %q", s)
 		}
 		*field(c) = s

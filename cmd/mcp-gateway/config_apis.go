@@ -4,7 +4,9 @@ package main
 // schema dialects, and the apis list, each entry one API on its own
 // endpoint (or sharing one, with tool_prefix). The top-level settings of
 // one API are the shorthand for a one-entry list; an entry inherits
-// every top-level setting it does not set itself.
+// every top-level setting it does not set itself, except those only an
+// entry may set (apiOnly: its operations' selection and its backend's
+// credentials).
 
 import (
 	"fmt"
@@ -116,6 +118,12 @@ func (c *config) resolveAPIs(file string) error {
 	case len(c.Resources) > 0 || len(c.Prompts) > 0 || len(c.Operations) > 0:
 		return bad("apis", "resources, prompts and operations belong to an API: set them in its apis entry")
 	}
+	// What names one document's operations, and the credentials of one
+	// backend, are never shared by every API: a top-level one is an
+	// error rather than a token sent to every backend.
+	if keys := apiOnly(c); len(keys) > 0 {
+		return bad(keys[0], "with apis this belongs to an API: set it in the apis entry it is for")
+	}
 	seen := map[string]int{}
 	for i, rawItem := range c.apisRaw {
 		at := fmt.Sprintf("apis[%d]", i)
@@ -161,6 +169,41 @@ func (c *config) resolveAPIs(file string) error {
 		c.APIs = append(c.APIs, &apiEntry{Name: name, cfg: &ec})
 	}
 	return nil
+}
+
+// apiOnly names the settings set at c's top level that only an apis
+// entry may set.
+func apiOnly(c *config) []string {
+	var out []string
+	for _, f := range []struct {
+		key string
+		set bool
+	}{
+		{"upstream", c.Upstream != ""},
+		{"include", len(c.Include) > 0},
+		{"exclude", len(c.Exclude) > 0},
+		{"resource_operations", len(c.ResourceOperations) > 0},
+		{"confirm", len(c.Confirm) > 0},
+		{"toolsets", len(c.Toolsets) > 0},
+		{"toolsets_enabled", len(c.ToolsetsEnabled) > 0},
+		{"tool_prefix", c.ToolPrefix != ""},
+		{"backend_headers", len(c.BackendHeaders) > 0},
+		{"backend_api_keys", len(c.BackendAPIKeys) > 0},
+		{"backend_bearer_token", c.BackendBearerToken != ""},
+		{"backend_bearer_token_file", c.BackendBearerFile != ""},
+		{"backend_bearer_always", c.BackendBearerAlways},
+		{"backend_oauth_token_url", c.BackendOAuthTokenURL != ""},
+		{"backend_oauth_client_id", c.BackendOAuthClientID != ""},
+		{"backend_oauth_client_secret_file", c.BackendOAuthSecretFile != ""},
+		{"backend_oauth_scopes", len(c.BackendOAuthScopes) > 0},
+		{"backend_token_exchange_url", c.BackendTokenExchangeURL != ""},
+		{"backend_token_exchange_audience", c.BackendTokenExchangeAudience != ""},
+	} {
+		if f.set {
+			out = append(out, f.key)
+		}
+	}
+	return out
 }
 
 // setKey sets one YAML key of c, as the file would.

@@ -89,6 +89,8 @@ apis:
 		{"apis: [{name: a, openapi: ./a.yaml, listen: '0.0.0.0:1'}]", "apis[0].listen (" + "%s): not a per-API setting"},
 		{"apis: [{name: a, openapi: ./a.yaml, tool_mode: lazy}]", "apis[0].tool_mode"},
 		{"apis: []", "non-empty list"},
+		{"backend_bearer_token: t\napis: [{name: a, openapi: ./a.yaml}]", "backend_bearer_token (%s): with apis this belongs to an API"},
+		{"include: [x]\napis: [{name: a, openapi: ./a.yaml}]", "include (%s): with apis this belongs to an API"},
 		{"prompts: [{name: p, messages: [{role: user, text: hi}]}]\napis: [{name: a, openapi: ./a.yaml}]", "belong to an API"},
 	} {
 		f := writeFile(t, tc.yaml)

@@ -26,6 +26,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/pubsub"
 	"github.com/mcp-gateway/mcp-gateway/pubsub/lease"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/sessions"
 	"github.com/mcp-gateway/mcp-gateway/sessions/documents"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
@@ -43,6 +44,11 @@ type endpointShared struct {
 	// several: the apis list (endpoints are named, and their metrics
 	// and Redis keys say which).
 	several bool
+	// gate and counter are the limits and session caps all endpoints
+	// share: rate_per_client, quotas, max_sessions and the like are the
+	// deployment's, however many APIs it serves.
+	gate    quota.Gate
+	counter quota.SessionCounter
 }
 
 // endpoint is one API served.
@@ -128,6 +134,11 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		elog := log
 		if len(group) > 1 {
 			elog = log.With("document", e.Name)
+			// toolsets_enabled names the shared endpoint's toolsets:
+			// checked once against them all, below.
+			ecfg := *e.cfg
+			ecfg.ToolsetsEnabled = nil
+			e = &apiEntry{Name: e.Name, cfg: &ecfg}
 		}
 		la, code := loadAPI(ctx, e, ep, elog, stderr)
 		if code != exitOK {
@@ -142,6 +153,9 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		if err != nil {
 			return ep, startupFailed(stderr, cfg, &configError{key: "apis", source: cfg.fileName(),
 				reason: fmt.Sprintf("%s share mount_path %s: %v", strings.Join(names, ", "), cfg.MountPath, err)})
+		}
+		if err := gateway.CheckToolsets(merged.Tools, cfg.ToolsetsEnabled); err != nil {
+			return ep, startupFailed(stderr, cfg, &configError{key: "toolsets_enabled", source: cfg.fileName(), reason: err.Error()})
 		}
 		ep.catalog, ep.docData = merged, nil
 		locs := make([]string, len(loaded))
@@ -160,6 +174,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	}
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: metrics,
 		Bus: pubsub.NewMemory(), Lease: lease.NewMemory(), Audit: sh.audit}
+	deps.Gate, deps.Sessions = sh.gate, sh.counter
 	var docs documents.Store = documents.NewMemory()
 	if sh.redis != nil {
 		prefix := cfg.RedisPrefix
@@ -168,7 +183,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 			prefix += entry.Name + ":"
 		}
 		st := sharedStateOn(sh.redis, prefix, limits)
-		deps.Store, deps.Bus, deps.Gate, deps.Sessions = st.store, st.bus, st.gate, st.counter
+		deps.Store, deps.Bus = st.store, st.bus
 		deps.Subscriptions, deps.Lease, docs = st.subs, st.lease, st.docs
 		deps.Pending = st.pending
 	}
@@ -198,6 +213,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		}
 	}
 	if sh.several {
+		gcfg.API = ep.name
 		gcfg.ServerName = "mcp-gateway/" + ep.name
 		gcfg.WebhookPath = gateway.WebhookPath + "/" + entry.Name
 		// The bare well-known metadata path is the first API's.
@@ -321,12 +337,32 @@ func combinedHandlers(eps []*endpoint, reg *prometheus.Registry) (all, mcpOnly h
 	owner := map[string]string{}
 	mcpMux := http.NewServeMux()
 	allMux := http.NewServeMux()
+	conflict := func(a, b, route string) error {
+		return &configError{key: "apis", source: eps[0].cfg.fileName(),
+			reason: fmt.Sprintf("apis %s and %s both serve %s: give them mount paths apart (neither under the other's)", a, b, route)}
+	}
+	for _, ep := range eps {
+		if ep.cfg.MountPath == "/" {
+			return nil, nil, &configError{key: "apis", source: ep.cfg.fileName(), reason: fmt.Sprintf("api %s: mount_path / would take every path of the other APIs", ep.name)}
+		}
+	}
+	for i, ep := range eps {
+		// A prefix route (…/x/) serves every path under it.
+		for _, other := range eps[i+1:] {
+			for _, r1 := range ep.srv.Routes() {
+				for _, r2 := range other.srv.Routes() {
+					if strings.HasSuffix(r1, "/") && strings.HasPrefix(r2, r1) || strings.HasSuffix(r2, "/") && strings.HasPrefix(r1, r2) {
+						return nil, nil, conflict(ep.name, other.name, r2)
+					}
+				}
+			}
+		}
+	}
 	for _, ep := range eps {
 		h := ep.srv.MCPHandler()
 		for _, route := range ep.srv.Routes() {
 			if prev, taken := owner[route]; taken {
-				return nil, nil, &configError{key: "apis", source: eps[0].cfg.fileName(),
-					reason: fmt.Sprintf("apis %s and %s both serve %s: give them different mount paths", prev, ep.name, route)}
+				return nil, nil, conflict(prev, ep.name, route)
 			}
 			owner[route] = ep.name
 			mcpMux.Handle(route, h)
@@ -349,7 +385,7 @@ func adminHandler(eps []*endpoint, reg *prometheus.Registry) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		for _, ep := range eps {

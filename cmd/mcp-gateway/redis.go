@@ -126,14 +126,18 @@ func pingRedis(ctx context.Context, c redis.UniversalClient) error {
 	return nil
 }
 
+// sharedLimits are the limits and session counts every endpoint shares,
+// under redis_prefix.
+func sharedLimits(c redis.UniversalClient, prefix string) (quota.Gate, quota.SessionCounter) {
+	return quota.NewRedisGate(c, prefix+"q:"), quota.NewRedisSessionCounter(c, prefix+"sc:")
+}
+
 // sharedStateOn is the shared state of one endpoint on client c, its
 // keys and channels under prefix.
 func sharedStateOn(c redis.UniversalClient, prefix string, limits sessions.Limits) *sharedState {
 	return &sharedState{
 		store:   sessions.NewRedis(c, prefix, limits),
 		bus:     pubsub.NewRedis(c, prefix),
-		gate:    quota.NewRedisGate(c, prefix+"q:"),
-		counter: quota.NewRedisSessionCounter(c, prefix+"sc:"),
 		subs:    subscriptions.NewRedis(c, prefix+"sub:", subscriptions.Limits{}),
 		lease:   lease.NewRedis(c, prefix+"lease:"),
 		docs:    documents.NewRedis(c, prefix+"doc:"),
@@ -145,8 +149,6 @@ func sharedStateOn(c redis.UniversalClient, prefix string, limits sessions.Limit
 type sharedState struct {
 	store   sessions.Store
 	bus     pubsub.Bus
-	gate    quota.Gate
-	counter quota.SessionCounter
 	subs    subscriptions.Store
 	lease   lease.Lease
 	docs    documents.Store

@@ -89,7 +89,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitConfig
 	}
 	shared := endpointShared{reg: reg, redis: redisC, audit: auditLog, replica: replica, webhookSecret: webhookSecret, stateKey: stateKey,
-		several: len(cfg.APIs) > 0}
+		several: len(cfg.APIs) > 0, gate: quota.NewMemoryGate()}
+	if cfg.MaxSessionsPerClient > 0 || cfg.MaxSessions > 0 {
+		shared.counter = quota.NewMemorySessionCounter()
+	}
+	if redisC != nil {
+		shared.gate, shared.counter = sharedLimits(redisC, cfg.RedisPrefix)
+	}
 	groups, err := cfg.endpointGroups()
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)

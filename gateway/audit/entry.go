@@ -51,6 +51,9 @@ type Entry struct {
 	Subject string
 	// Client is the client's identity: its address or subject.
 	Client string
+	// API names the API of the endpoint called, when the gateway serves
+	// several (the apis list); empty for one.
+	API string
 	// Tool is the tool called; always written.
 	Tool string
 	// Arguments are the call's arguments as received. Record copies them:
@@ -90,6 +93,7 @@ type line struct {
 	Session       string          `json:"session,omitempty"`
 	Principal     string          `json:"principal,omitempty"`
 	Client        string          `json:"client,omitempty"`
+	API           string          `json:"api,omitempty"`
 	Tool          string          `json:"tool"`
 	Outcome       string          `json:"outcome"`
 	Reason        string          `json:"reason,omitempty"`
@@ -112,6 +116,7 @@ func newLine(e *Entry, args []byte) line {
 		Session:       field(e.Session),
 		Principal:     field(e.Subject),
 		Client:        field(e.Client),
+		API:           field(e.API),
 		Tool:          field(e.Tool),
 		Outcome:       field(e.Outcome),
 		Reason:        field(e.Reason),

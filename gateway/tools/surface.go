@@ -74,7 +74,7 @@ func (f *Feature) CheckSurface(s mcp.Surface) error {
 		}
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("unknown toolset %s (served: %s)", strings.Join(quoteAll(unknown), ", "), strings.Join(c.toolsetNames, ", "))
+		return fmt.Errorf("unknown toolset %s (served: %s)", listSome(quoteAll(unknown), 3), listSome(c.toolsetNames, 50))
 	}
 	return nil
 }

@@ -60,8 +60,9 @@ type Config struct {
 	// a backend round runs; zero or negative: none.
 	ProgressHeartbeat time.Duration
 	// ToolsetsEnabled are the toolsets served (toolsets_enabled); empty
-	// means all. A name the document lacks is logged and ignored (the
-	// binary refuses to start with one: CheckToolsets).
+	// means all. With a name the document lacks no tool is served, and
+	// the error is logged (the binary refuses to start with one:
+	// CheckToolsets).
 	ToolsetsEnabled []string
 	// ToolMode is how tools are offered unless a connection asks
 	// otherwise: mcp.ToolModeAll (also for ""), ToolModeToolsets or
@@ -203,8 +204,8 @@ func (f *Feature) SetCatalog(c Catalog) {
 	}
 	if f.cfg.SchemaRefs == mcp.SchemaRefsInline && c.Tools != nil {
 		// Inlining a large API takes a while (GitHub's: most of a
-		// second): not on the first client's tools/list.
-		go c.Tools.InlineTools()
+		// second): here, not on the first client's tools/list.
+		c.Tools.InlineTools()
 	}
 	f.current.Store(cat)
 }
@@ -299,7 +300,7 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 			}
 			op, opArgs, err := unwrapCallOperation(args)
 			if err != nil {
-				return mcp.Pooled(mcp.ErrorResult(err.Error())), nil
+				return f.metaResult(r, mcp.ErrorResult(err.Error())), nil
 			}
 			// From here on it is a call of the operation: its scopes,
 			// limits, quotas and audit record are the operation's.
