@@ -125,3 +125,29 @@ func TestSeveralAPIsOnOneGateway(t *testing.T) {
 	res := post(own, "tools/call", `,"name":"a_listItems","arguments":{}`)
 	require.Contains(t, res["error"].(map[string]any)["message"], "Unknown tool", "each endpoint serves its own tools")
 }
+
+func TestToolsPrintsOneAPI(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n+".yaml"), []byte(strings.Replace(smallDoc, "%s", n, 1)), 0o600))
+	}
+	file := writeFile(t, "log_level: error\napis:\n"+
+		"  - {name: a, openapi: "+filepath.Join(dir, "a.yaml")+", upstream: http://127.0.0.1:9, tool_prefix: a_}\n"+
+		"  - {name: b, openapi: "+filepath.Join(dir, "b.yaml")+", upstream: http://127.0.0.1:9, mount_path: /b, read_only: true}\n")
+	var out, errOut strings.Builder
+	require.Equal(t, exitOK, run(t.Context(), []string{"tools", "--config", file, "--api", "b", "--format", "table"}, &out, &errOut, env(nil)), errOut.String())
+	require.Contains(t, out.String(), "listItems")
+	require.NotContains(t, out.String(), "deleteItem", "b is read-only")
+	require.NotContains(t, out.String(), "a_listItems")
+
+	out.Reset()
+	require.Equal(t, exitOK, run(t.Context(), []string{"tools", "--config", file, "--api=a", "--format=json"}, &out, &errOut, env(nil)), errOut.String())
+	require.Contains(t, out.String(), `"name": "a_deleteItem"`)
+
+	errOut.Reset()
+	require.Equal(t, exitConfig, run(t.Context(), []string{"tools", "--config", file}, &out, &errOut, env(nil)))
+	require.Contains(t, errOut.String(), "the configuration serves 2 APIs (a, b); print one with --api NAME")
+	errOut.Reset()
+	require.Equal(t, exitConfig, run(t.Context(), []string{"tools", "--config", file, "--api", "c"}, &out, &errOut, env(nil)))
+	require.Contains(t, errOut.String(), `no API named "c" (the apis list has: a, b)`)
+}

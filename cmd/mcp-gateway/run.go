@@ -434,29 +434,27 @@ func loadToolSet(ctx context.Context, cfg *config, data []byte, location string,
 func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	format, apiName := "table", ""
 	var rest []string
+	// The subcommand's own flags, --format and --api; the rest are the
+	// gateway's.
+	own := map[string]*string{"format": &format, "api": &apiName}
+	needs := map[string]string{"format": "json or table", "api": "the name of an apis entry"}
 	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--format" || a == "-format":
-			if i+1 >= len(args) {
-				fmt.Fprintln(stderr, "mcp-gateway tools: invalid configuration: --format needs json or table")
-				return exitConfig
-			}
-			format = args[i+1]
-			i++
-		case strings.HasPrefix(a, "--format=") || strings.HasPrefix(a, "-format="):
-			format = a[strings.Index(a, "=")+1:]
-		case a == "--api" || a == "-api":
-			if i+1 >= len(args) {
-				fmt.Fprintln(stderr, "mcp-gateway tools: invalid configuration: --api needs the name of an apis entry")
-				return exitConfig
-			}
-			apiName = args[i+1]
-			i++
-		case strings.HasPrefix(a, "--api=") || strings.HasPrefix(a, "-api="):
-			apiName = a[strings.Index(a, "=")+1:]
-		default:
+		a := args[i]
+		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		dst, ok := own[name]
+		if !ok || !strings.HasPrefix(a, "-") {
 			rest = append(rest, a)
+			continue
 		}
+		if !inline {
+			if i+1 >= len(args) {
+				fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: --%s needs %s\n", name, needs[name])
+				return exitConfig
+			}
+			i++
+			value = args[i]
+		}
+		*dst = value
 	}
 	if format != "json" && format != "table" {
 		fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: --format must be json or table, got %q\n", format)
