@@ -27,6 +27,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary gatewayBinary built, once every test ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // gatewayBinary builds cmd/mcp-gateway once per test run.
 func gatewayBinary(t *testing.T) string {
 	t.Helper()
@@ -85,7 +94,16 @@ func startGateway(t *testing.T, args ...string) *process {
 		close(lines)
 	}()
 	select {
-	case line := <-lines:
+	case line, ok := <-lines:
+		if !ok {
+			// stdout closed without the line: the process is ending.
+			select {
+			case <-p.exited:
+				t.Fatalf("gateway exited before printing its URL: %v\n%s", p.waitErr, stderrOf(p))
+			case <-time.After(5 * time.Second):
+				t.Fatalf("gateway closed its stdout before printing its URL:\n%s", stderrOf(p))
+			}
+		}
 		i := strings.Index(line, "http://")
 		require.GreaterOrEqual(t, i, 0, "startup line names the MCP URL: %q", line)
 		p.url = strings.TrimSpace(line[i:])

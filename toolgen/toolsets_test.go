@@ -144,7 +144,7 @@ func loadInline(t *testing.T, doc string) *openapi.Document {
 func TestMerge(t *testing.T) {
 	a := genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"})
 	b := genDoc(t, toolsetsDoc, Options{NamePrefix: "b_", ReadOnly: true})
-	m, err := Merge(a, b)
+	m, err := Merge([]string{"a", "b"}, a, b)
 	require.NoError(t, err)
 	require.Equal(t, a.Len()+b.Len(), m.Len())
 	_, ok := m.Lookup("b_listRepos")
@@ -153,9 +153,9 @@ func TestMerge(t *testing.T) {
 	require.Len(t, repos.Tools, 3+2, "toolsets of one name are one: a's three and b's two read-only ones")
 	require.Equal(t, "a_listRepos", repos.Tools[0].Name)
 
-	_, err = Merge(a, genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"}))
-	require.ErrorContains(t, err, `document 2 has a tool named "a_editGist" as an earlier one does`)
-	same, err := Merge(a)
+	_, err = Merge([]string{"a", "again"}, a, genDoc(t, toolsetsDoc, Options{NamePrefix: "a_"}))
+	require.EqualError(t, err, `a and again both have a tool named "a_editGist": give them different tool_prefix values`)
+	same, err := Merge([]string{"a"}, a)
 	require.NoError(t, err)
 	require.Same(t, a, same)
 }

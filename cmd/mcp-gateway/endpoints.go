@@ -149,7 +149,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	la := loaded[0]
 	ep.catalog, ep.docData, ep.location = la.catalog, la.docData, la.location
 	if len(loaded) > 1 {
-		merged, err := mergeCatalogs(loaded)
+		merged, err := mergeCatalogs(names, loaded)
 		if err != nil {
 			return ep, startupFailed(stderr, cfg, &configError{key: "apis", source: cfg.fileName(),
 				reason: fmt.Sprintf("%s share mount_path %s: %v", strings.Join(names, ", "), cfg.MountPath, err)})
@@ -239,12 +239,12 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 // merged (toolgen.Merge), each run by its own API's caller. The merged
 // catalog has no one document (gateway://openapi and the schema
 // templates are each API's own endpoint's, not a shared one's).
-func mergeCatalogs(loaded []*loadedAPI) (*gateway.Catalog, error) {
+func mergeCatalogs(names []string, loaded []*loadedAPI) (*gateway.Catalog, error) {
 	sets := make([]*toolgen.Set, len(loaded))
 	for i, l := range loaded {
 		sets[i] = l.catalog.Tools
 	}
-	merged, err := toolgen.Merge(sets...)
+	merged, err := toolgen.Merge(names, sets...)
 	if err != nil {
 		return nil, err
 	}
