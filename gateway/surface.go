@@ -162,27 +162,24 @@ const maxEnabledToolsets = 256
 func (st sessionToolsets) Enable(r *mcp.Request, names []string) ([]string, error) {
 	s := st.s
 	var now []string
-	errFull := errors.New("full")
-	sess, err := s.store.Update(r.Ctx, r.SessionID, func(x *sessions.Session) error {
+	sess, err := s.updateSession(r.Ctx, r.SessionID, func(x *sessions.Session) error {
 		for _, n := range names {
 			if !slices.Contains(x.Toolsets, n) {
 				if len(x.Toolsets) >= maxEnabledToolsets {
-					return errFull
+					return errTooManyToolsets
 				}
 				x.Toolsets = append(x.Toolsets, n)
 			}
 		}
-		now = slices.Clone(x.Toolsets)
 		return nil
 	})
-	if errors.Is(err, errFull) {
+	if errors.Is(err, errTooManyToolsets) {
 		return nil, mcp.InvalidParams("this session has %d toolsets enabled, the most it may", maxEnabledToolsets)
 	}
 	if err != nil {
-		return nil, storeError(err)
+		return nil, err
 	}
-	s.cache.put(sess, time.Now())
-	s.announce(r.Ctx, broadcast{Kind: kindChanged, Session: r.SessionID})
+	now = slices.Clone(sess.Toolsets)
 	// On the session's push stream, which any replica may hold.
 	data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
 	if err := s.appendToSession(r.Ctx, r.SessionID, data); err != nil {
@@ -190,6 +187,9 @@ func (st sessionToolsets) Enable(r *mcp.Request, names []string) ([]string, erro
 	}
 	return now, nil
 }
+
+// errTooManyToolsets refuses an enable beyond maxEnabledToolsets.
+var errTooManyToolsets = errors.New("too many toolsets enabled")
 
 func (st sessionToolsets) Enabled(r *mcp.Request) ([]string, error) {
 	sess, err := st.s.store.Get(r.Ctx, r.SessionID)
