@@ -173,8 +173,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	for _, ep := range eps {
 		url := "http://" + ln.Addr().String() + ep.cfg.MountPath
-		fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, ep.catalog.Tools.Len(), url)
-		log.Info("listening", "url", url, "tools", ep.catalog.Tools.Len(), "document", ep.location, "api", ep.name)
+		n := len(servedTools(ep.catalog.Tools, ep.cfg)) // toolsets_enabled's
+		fmt.Fprintf(stdout, "mcp-gateway %s serving %d tools at %s\n", version, n, url)
+		log.Info("listening", "url", url, "tools", n, "document", ep.location, "api", ep.name)
 		if p := ep.srv.LegacySSEPath(); p != "" {
 			log.Info("serving the 2024-11-05 HTTP+SSE transport", "url", "http://"+ln.Addr().String()+p, "api", ep.name)
 		}
