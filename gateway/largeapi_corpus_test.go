@@ -21,7 +21,10 @@ func TestLargeAPIListSizes(t *testing.T) {
 	}
 	doc, err := os.ReadFile(specs.GitHub(t))
 	require.NoError(t, err)
-	g := newGatewayFor(t, Config{}, doc, "http://127.0.0.1:9")
+	// inline as the operator's default: the catalog inlines its schemas
+	// before serving (most of a second, far more under -race), not in a
+	// request's time; defs is asked for per connection.
+	g := newGatewayFor(t, Config{SchemaRefs: "inline"}, doc, "http://127.0.0.1:9")
 	size := func(h map[string]string) (tools, bytes int) {
 		cursor := ""
 		for {
@@ -48,13 +51,13 @@ func TestLargeAPIListSizes(t *testing.T) {
 		name string
 		h    map[string]string
 	}{
-		{"all, $defs", nil},
-		{"all, inline", map[string]string{HeaderSchemaRefs: "inline"}},
-		{"all, read-only", map[string]string{HeaderReadOnly: "true"}},
-		{"all, X-MCP-Toolsets: pulls", map[string]string{HeaderToolsets: "pulls"}},
-		{"toolsets (nothing enabled)", map[string]string{HeaderToolMode: "toolsets"}},
-		{"toolsets + pulls", map[string]string{HeaderToolMode: "toolsets", HeaderToolsets: "pulls"}},
-		{"search", map[string]string{HeaderToolMode: "search"}},
+		{"all, $defs", map[string]string{HeaderSchemaRefs: "defs"}},
+		{"all, inline", nil},
+		{"all, read-only", map[string]string{HeaderSchemaRefs: "defs", HeaderReadOnly: "true"}},
+		{"all, X-MCP-Toolsets: pulls", map[string]string{HeaderSchemaRefs: "defs", HeaderToolsets: "pulls"}},
+		{"toolsets (nothing enabled)", map[string]string{HeaderSchemaRefs: "defs", HeaderToolMode: "toolsets"}},
+		{"toolsets + pulls", map[string]string{HeaderSchemaRefs: "defs", HeaderToolMode: "toolsets", HeaderToolsets: "pulls"}},
+		{"search", map[string]string{HeaderSchemaRefs: "defs", HeaderToolMode: "search"}},
 	} {
 		n, b := size(m.h)
 		fmt.Fprintf(&report, "| %s | %d | %d | %d |\n", m.name, n, b, b/4)
@@ -74,8 +77,8 @@ func TestLargeAPIListSizes(t *testing.T) {
 		require.NotEqual(t, true, res["isError"], "%s", r.body)
 		return len(mustJSON(t, res["content"]))
 	}
-	ts := map[string]string{HeaderToolMode: "toolsets"}
-	se := map[string]string{HeaderToolMode: "search"}
+	ts := map[string]string{HeaderToolMode: "toolsets", HeaderSchemaRefs: "defs"}
+	se := map[string]string{HeaderToolMode: "search", HeaderSchemaRefs: "defs"}
 	fmt.Fprintf(&report, "\n| call | result bytes | ≈ tokens |\n|---|---|---|\n")
 	for _, c := range []struct {
 		what, name, args string
