@@ -2,7 +2,6 @@ package lease
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -78,52 +77,11 @@ func TestRedisClusterKeySlot(t *testing.T) {
 	}
 }
 
-// countingHook records the commands a client sends, a pipeline as one.
-type countingHook struct {
-	mu   sync.Mutex
-	sent [][]string // per round trip, the command names
-}
-
-func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.record(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.record(cmds...)
-		return next(ctx, cmds)
-	}
-}
-
-func (h *countingHook) record(cmds ...redis.Cmder) {
-	names := make([]string, len(cmds))
-	for i, c := range cmds {
-		names[i] = c.Name()
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.sent = append(h.sent, names)
-}
-
-// take returns what was sent since the last take.
-func (h *countingHook) take() [][]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sent
-	h.sent = nil
-	return s
-}
-
 func TestRedisAcquireIsOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: redistest.Standalone(t).Addr})
 	t.Cleanup(func() { _ = c.Close() })
-	hook := &countingHook{}
+	hook := &redistest.Commands{}
 	c.AddHook(hook)
 	l := NewRedis(c, redistest.Prefix(t))
 
@@ -131,7 +89,7 @@ func TestRedisAcquireIsOneRoundTrip(t *testing.T) {
 	_, err := l.Acquire(ctx, "warm", "r1", long)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx, "warm", "r1"))
-	hook.take()
+	hook.Take()
 
 	one := [][]string{{"evalsha"}}
 	for _, step := range []struct {
@@ -146,13 +104,13 @@ func TestRedisAcquireIsOneRoundTrip(t *testing.T) {
 		ok, err := l.Acquire(ctx, "openapi", step.holder, long)
 		require.NoError(t, err)
 		require.Equal(t, step.want, ok, step.what)
-		require.Equal(t, one, hook.take(), "%s: one round trip", step.what)
+		require.Equal(t, one, hook.Take(), "%s: one round trip", step.what)
 	}
 	require.NoError(t, l.Release(ctx, "openapi", "r1"))
-	require.Equal(t, one, hook.take(), "release: one round trip")
+	require.Equal(t, one, hook.Take(), "release: one round trip")
 	_, err = l.Holder(ctx, "openapi")
 	require.NoError(t, err)
-	require.Equal(t, [][]string{{"get"}}, hook.take(), "holder: one round trip")
+	require.Equal(t, [][]string{{"get"}}, hook.Take(), "holder: one round trip")
 }
 
 func TestRedisUnavailable(t *testing.T) {

@@ -3,7 +3,6 @@ package pending
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -126,50 +125,6 @@ func TestRedisClusterKeySlot(t *testing.T) {
 	}
 }
 
-// countingHook records the command names a client sends, a pipeline as
-// one round trip.
-type countingHook struct {
-	mu   sync.Mutex
-	sent [][]string
-}
-
-func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.record(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.record(cmds...)
-		return next(ctx, cmds)
-	}
-}
-
-func (h *countingHook) record(cmds ...redis.Cmder) {
-	names := make([]string, len(cmds))
-	for i, c := range cmds {
-		names[i] = c.Name()
-	}
-	if len(names) > 0 && (names[0] == "hello" || names[0] == "client") {
-		return // a new connection's handshake
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.sent = append(h.sent, names)
-}
-
-func (h *countingHook) take() [][]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sent
-	h.sent = nil
-	return s
-}
-
 // exercise calls every method once, loading every script.
 func exercise(t *testing.T, s Store) {
 	t.Helper()
@@ -190,11 +145,11 @@ func exercise(t *testing.T, s Store) {
 func TestRedisRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Standalone(t).Client(t)
-	hook := &countingHook{}
+	hook := &redistest.Commands{}
 	c.AddHook(hook)
 	s := NewRedis(c, redistest.Prefix(t))
 	exercise(t, s)
-	hook.take()
+	hook.Take()
 
 	evalsha := [][]string{{"evalsha"}}
 	for _, step := range []struct {
@@ -222,9 +177,9 @@ func TestRedisRoundTrips(t *testing.T) {
 		{"replay", func() error { _, err := s.Consume(ctx, "t", long); return err }, [][]string{{"set"}}},
 		{"shared key", func() error { _, err := s.SharedKey(ctx, "k", []byte("x")); return err }, evalsha},
 	} {
-		hook.take()
+		hook.Take()
 		require.NoError(t, step.do(), step.what)
-		require.Equal(t, step.want, hook.take(), "%s: one round trip", step.what)
+		require.Equal(t, step.want, hook.Take(), "%s: one round trip", step.what)
 	}
 }
 
