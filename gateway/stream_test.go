@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,41 +16,48 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sseClient reads one SSE response event by event.
-type sseClient struct {
+// eventStream reads one SSE response event by event: E is sseEvent
+// (message events only: sseClient) or rawEvent (every event, priming and
+// retry included: rawStream).
+type eventStream[E any] struct {
 	resp   *http.Response
 	cancel context.CancelFunc
-	events chan sseEvent
+	events chan E
 }
+
+// sseClient reads a stream's events that carry data.
+type sseClient struct{ eventStream[sseEvent] }
 
 type sseEvent struct{ id, name, data string }
 
-// readSSE delivers a response's events until it ends (then closes the
-// channel).
+// readSSE delivers a response's events that carry data until it ends
+// (then closes the channel).
 func readSSE(body io.Reader) chan sseEvent {
 	events := make(chan sseEvent, 64)
 	go func() {
 		defer close(events)
-		sc := bufio.NewScanner(body)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		var ev sseEvent
-		for sc.Scan() {
-			switch line := sc.Text(); {
-			case line == "":
-				if ev.data != "" {
-					events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "id: "):
-				ev.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				ev.name = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				ev.data = line[6:]
+		for ev := range readRaw(body) {
+			if ev.data != "" {
+				events <- sseEvent{id: ev.id, name: ev.name, data: ev.data}
 			}
 		}
 	}()
 	return events
+}
+
+func (c *eventStream[E]) close() { c.cancel(); c.resp.Body.Close() }
+
+func (c *eventStream[E]) next(t *testing.T) E {
+	t.Helper()
+	select {
+	case ev, ok := <-c.events:
+		require.True(t, ok, "stream ended")
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+	}
+	var zero E
+	return zero
 }
 
 func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient {
@@ -64,36 +70,12 @@ func (g *testGateway) openGET(t *testing.T, sid, lastEventID string) *sseClient 
 // out), requires it to open, and returns it with its request.
 func openSSE(t *testing.T, url string, headers map[string]string) (*sseClient, *http.Request) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range headers {
-		if v != "" {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp, cancel := sendStreamRequest(t, http.MethodGet, url, "", headers)
+	c := &sseClient{eventStream[sseEvent]{resp: resp, cancel: cancel, events: readSSE(resp.Body)}}
+	t.Cleanup(c.close)
 	require.Equal(t, 200, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	c := &sseClient{resp: resp, cancel: cancel, events: readSSE(resp.Body)}
-	t.Cleanup(c.close)
-	return c, req
-}
-
-func (c *sseClient) close() { c.cancel(); c.resp.Body.Close() }
-
-func (c *sseClient) next(t *testing.T) sseEvent {
-	t.Helper()
-	select {
-	case ev, ok := <-c.events:
-		require.True(t, ok, "stream ended")
-		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event within 5s")
-	}
-	return sseEvent{}
+	return c, resp.Request
 }
 
 func push(t *testing.T, g *testGateway, sid, text string) {

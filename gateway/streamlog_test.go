@@ -22,8 +22,8 @@ import (
 // rawEvent is one SSE event as sent: priming events (empty data) and
 // retry-only events included.
 type rawEvent struct {
-	id, data, retry string
-	hasID, hasData  bool
+	id, name, data, retry string
+	hasID, hasData        bool
 }
 
 // isPriming: an id and empty data.
@@ -36,12 +36,8 @@ func (e rawEvent) msg(t *testing.T) map[string]any {
 	return m
 }
 
-// rawStream reads one SSE response field by field.
-type rawStream struct {
-	resp   *http.Response
-	cancel context.CancelFunc
-	events chan rawEvent
-}
+// rawStream reads every event of a stream: priming and retry ones too.
+type rawStream struct{ eventStream[rawEvent] }
 
 func readRaw(body io.Reader) chan rawEvent {
 	events := make(chan rawEvent, 64)
@@ -68,6 +64,8 @@ func readRaw(body io.Reader) chan rawEvent {
 			switch name {
 			case "id":
 				ev.id, ev.hasID, seen = value, true, true
+			case "event":
+				ev.name, seen = value, true
 			case "data":
 				ev.data, ev.hasData, seen = value, true, true
 			case "retry":
@@ -89,6 +87,16 @@ func openRaw(t *testing.T, method, url, body string, headers map[string]string) 
 
 func startRaw(t *testing.T, method, url, body string, headers map[string]string) (*rawStream, *http.Response) {
 	t.Helper()
+	resp, cancel := sendStreamRequest(t, method, url, body, headers)
+	s := &rawStream{eventStream[rawEvent]{resp: resp, cancel: cancel, events: readRaw(resp.Body)}}
+	t.Cleanup(s.close)
+	return s, resp
+}
+
+// sendStreamRequest sends a request whose answer may be an event stream
+// (headers with an empty value are left out); cancel ends it.
+func sendStreamRequest(t *testing.T, method, url, body string, headers map[string]string) (*http.Response, context.CancelFunc) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	require.NoError(t, err)
@@ -104,24 +112,11 @@ func startRaw(t *testing.T, method, url, body string, headers map[string]string)
 		}
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	s := &rawStream{resp: resp, cancel: cancel, events: readRaw(resp.Body)}
-	t.Cleanup(s.close)
-	return s, resp
-}
-
-func (s *rawStream) close() { s.cancel(); s.resp.Body.Close() }
-
-func (s *rawStream) next(t *testing.T) rawEvent {
-	t.Helper()
-	select {
-	case ev, ok := <-s.events:
-		require.True(t, ok, "stream ended")
-		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event within 5s")
+	if err != nil {
+		cancel()
 	}
-	return rawEvent{}
+	require.NoError(t, err)
+	return resp, cancel
 }
 
 // ended requires the stream to end with no more events.

@@ -408,7 +408,7 @@ func (g *testGateway) listenStream(t *testing.T, id int, notifications string) (
 		cancel()
 	}
 	require.NoError(t, err)
-	c := &sseClient{resp: resp, cancel: cancel, events: readSSE(resp.Body)}
+	c := &sseClient{eventStream[sseEvent]{resp: resp, cancel: cancel, events: readSSE(resp.Body)}}
 	t.Cleanup(c.close)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
