@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,15 +102,7 @@ type callStream struct {
 // openCall posts body in session sid and reads its answer's messages.
 func openCall(t *testing.T, url, sid, body string) *callStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp, cancel := sendStreamRequest(t, http.MethodPost, url, body, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
 	cs := &callStream{resp: resp, events: make(chan map[string]any, 16), cancel: cancel}
 	go func() {
 		defer close(cs.events)
@@ -123,15 +114,9 @@ func openCall(t *testing.T, url, sid, body string) *callStream {
 			}
 			return
 		}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		for sc.Scan() {
-			d, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok || strings.TrimSpace(d) == "" {
-				continue
-			}
+		for ev := range readRaw(resp.Body) {
 			var m map[string]any
-			if json.Unmarshal([]byte(d), &m) == nil {
+			if strings.TrimSpace(ev.data) != "" && json.Unmarshal([]byte(ev.data), &m) == nil {
 				cs.events <- m
 			}
 		}
