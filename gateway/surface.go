@@ -203,3 +203,9 @@ func (st sessionToolsets) Enabled(r *mcp.Request) ([]string, error) {
 // CheckToolsets reports toolsets_enabled names the set lacks, naming
 // them and the toolsets it has.
 func CheckToolsets(set *toolgen.Set, names []string) error { return tools.CheckToolsets(set, names) }
+
+// ServedTools are the tools of list (the set's Tools or InlineTools) in
+// the toolsets enabled names; all of list when it is empty.
+func ServedTools(set *toolgen.Set, enabled []string, list []*toolgen.Tool) []*toolgen.Tool {
+	return tools.ServedTools(set, enabled, list)
+}

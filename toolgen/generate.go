@@ -608,6 +608,10 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// TruncateText cuts s to at most n characters, ending with "…" when cut
+// (max_description's rule, for descriptions made outside generation).
+func TruncateText(s string, n int) string { return truncateText(s, n) }
+
 // truncateText cuts s to at most n characters, ending with "…" when cut.
 func truncateText(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {

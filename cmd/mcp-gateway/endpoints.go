@@ -36,7 +36,7 @@ import (
 // endpointShared is what every endpoint of the process shares.
 type endpointShared struct {
 	reg           *prometheus.Registry
-	redis         redisCloser // nil: memory state
+	redis         sharedRedis // nil: memory state
 	audit         *audit.Writer
 	replica       string
 	webhookSecret []byte

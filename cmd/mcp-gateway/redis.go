@@ -112,8 +112,9 @@ func setAuth(user, pass *string, cfgUser, cfgPass string) {
 	}
 }
 
-// redisCloser is the Redis client the endpoints share.
-type redisCloser = redis.UniversalClient
+// sharedRedis is the Redis client the endpoints share (the type, for
+// files that do not import go-redis).
+type sharedRedis = redis.UniversalClient
 
 // pingRedis reports whether Redis answers now. Not answering is not
 // fatal: the gateway starts unready and recovers when Redis comes back.

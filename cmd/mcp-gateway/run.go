@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var redisC redisCloser
+	var redisC sharedRedis
 	if cfg.RedisURL != "" {
 		routeRedisLog(log)
 		c, err := redisClient(cfg)
@@ -557,22 +557,5 @@ func servedTools(set *toolgen.Set, cfg *config) []*toolgen.Tool {
 	if cfg.SchemaRefs == "inline" {
 		all = set.InlineTools()
 	}
-	if len(cfg.ToolsetsEnabled) == 0 {
-		return all
-	}
-	served := map[string]bool{}
-	for _, name := range cfg.ToolsetsEnabled {
-		if ts, ok := set.Toolset(name); ok {
-			for _, t := range ts.Tools {
-				served[t.Name] = true
-			}
-		}
-	}
-	out := make([]*toolgen.Tool, 0, len(served))
-	for _, t := range all {
-		if served[t.Name] {
-			out = append(out, t)
-		}
-	}
-	return out
+	return gateway.ServedTools(set, cfg.ToolsetsEnabled, all)
 }

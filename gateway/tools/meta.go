@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
@@ -23,24 +22,16 @@ const (
 )
 
 var (
-	metaOnce               sync.Map // max description → *metaTools
 	readOnly, notReadOnly  = true, false
 	openWorld, closedWorld = true, false
 )
 
+// metaTools are the gateway's own tools of the two modes, made once per
+// Feature (their descriptions held to its max_description).
 type metaTools struct{ toolsets, search []*toolgen.Tool }
 
-func metaFor(maxDesc int) *metaTools {
-	if m, ok := metaOnce.Load(maxDesc); ok {
-		return m.(*metaTools)
-	}
-	trim := func(s string) string {
-		if maxDesc > 0 && len([]rune(s)) > maxDesc {
-			r := []rune(s)[:max(maxDesc-1, 0)]
-			return strings.TrimSpace(string(r)) + "…"
-		}
-		return s
-	}
+func newMetaTools(maxDesc int) *metaTools {
+	trim := func(s string) string { return toolgen.TruncateText(s, maxDesc) }
 	mk := func(name, title, desc, schema string, ro, world bool) *toolgen.Tool {
 		idempotent, destructive := ro, false
 		if name == toolgen.ToolCallOperation {
@@ -75,12 +66,8 @@ func metaFor(maxDesc int) *metaTools {
 		},
 	}
 	m.toolsets[2].Annotations.IdempotentHint = &readOnly // enabling twice is enabling once
-	actual, _ := metaOnce.LoadOrStore(maxDesc, m)
-	return actual.(*metaTools)
+	return m
 }
-
-func toolsetsTools(maxDesc int) []*toolgen.Tool { return metaFor(maxDesc).toolsets }
-func searchTools(maxDesc int) []*toolgen.Tool   { return metaFor(maxDesc).search }
 
 // isMeta reports whether name is one of mode's own tools.
 func isMeta(mode, name string) bool {

@@ -132,9 +132,6 @@ func (f *Feature) Fingerprint(p *mcp.Principal, surface mcp.Surface) string {
 	list := c.visible(p)
 	if !c.plain || !surface.IsZero() {
 		r := &mcp.Request{Principal: p, Surface: surface}
-		if len(surface.Enabled) > 0 {
-			r.SessionID = "-" // its enabled toolsets count
-		}
 		list = f.view(c, r, f.surfaceOf(r)).listed
 	}
 	h := fnv.New64a()

@@ -125,6 +125,40 @@ func servedToolsets(set *toolgen.Set, enabled []string) (map[string]*toolgen.Too
 	return out, names, nil
 }
 
+// servedNames are the names of the tools in sets.
+func servedNames(sets map[string]*toolgen.Toolset) map[string]bool {
+	served := map[string]bool{}
+	for _, ts := range sets {
+		for _, t := range ts.Tools {
+			served[t.Name] = true
+		}
+	}
+	return served
+}
+
+// ServedTools are the tools of list (a set's Tools or InlineTools) that
+// the toolsets named by enabled hold, in list's order; all of list when
+// enabled is empty. Names the set lacks are ignored (CheckToolsets).
+func ServedTools(set *toolgen.Set, enabled []string, list []*toolgen.Tool) []*toolgen.Tool {
+	if len(enabled) == 0 {
+		return list
+	}
+	sets := map[string]*toolgen.Toolset{}
+	for _, name := range enabled {
+		if ts, ok := set.Toolset(name); ok {
+			sets[name] = ts
+		}
+	}
+	served := servedNames(sets)
+	out := make([]*toolgen.Tool, 0, len(served))
+	for _, t := range list {
+		if served[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // CheckToolsets reports toolset names the set does not have.
 func CheckToolsets(set *toolgen.Set, names []string) error {
 	_, _, err := servedToolsets(set, names)
@@ -193,12 +227,7 @@ func (c *catalog) initSurfaces(cfg *Config) error {
 		c.members[name] = m
 	}
 	if len(cfg.ToolsetsEnabled) > 0 {
-		c.served = map[string]bool{}
-		for _, ts := range sets {
-			for _, t := range ts.Tools {
-				c.served[t.Name] = true
-			}
-		}
+		c.served = servedNames(sets)
 	}
 	c.plain = c.served == nil && cfg.ToolMode == mcp.ToolModeAll && cfg.SchemaRefs == mcp.SchemaRefsDefs
 	return nil
@@ -279,9 +308,9 @@ func (f *Feature) makeView(c *catalog, r *mcp.Request, s mcp.Surface, withEnable
 	}
 	switch s.ToolMode {
 	case mcp.ToolModeToolsets:
-		v.listed = append(slices.Clip(toolsetsTools(f.cfg.MaxDescription)), v.shown...)
+		v.listed = append(slices.Clip(f.meta.toolsets), v.shown...)
 	case mcp.ToolModeSearch:
-		v.listed = searchTools(f.cfg.MaxDescription)
+		v.listed = f.meta.search
 	default:
 		v.listed = v.shown
 	}

@@ -132,6 +132,7 @@ type Feature struct {
 	current  atomic.Pointer[catalog]
 	input    Input
 	sessions SessionToolsets
+	meta     *metaTools      // the tools of the toolsets and search modes
 	slots    chan struct{}   // nil: unlimited
 	logLimit lograte.Limiter // the limiter's failures, once a second
 }
@@ -170,6 +171,7 @@ func New(cfg Config, deps Deps) *Feature {
 			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.",
 		}, []string{"outcome"}),
 	}
+	f.meta = newMetaTools(cfg.MaxDescription)
 	if f.gate == nil {
 		f.gate = quota.NewMemoryGate()
 	}
