@@ -381,28 +381,8 @@ func applyYAML(c *config, file string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if j := slices.IndexFunc(listOptions, func(o listOption) bool { return o.key == k }); j >= 0 {
-			if doc[k] == nil {
-				continue
-			}
-			if err := listOptions[j].set(c, doc[k]); err != nil {
-				var pe *pathError
-				if errors.As(err, &pe) {
-					return &configError{key: pe.path, source: file, reason: pe.reason}
-				}
-				return &configError{key: k, source: file, reason: err.Error()}
-			}
-			continue
-		}
-		i := slices.IndexFunc(options, func(o option) bool { return o.key == k && !o.noYAML })
-		if i < 0 {
-			return &configError{key: k, source: file, reason: "unknown key"}
-		}
-		if doc[k] == nil {
-			continue
-		}
-		if err := options[i].set(c, doc[k]); err != nil {
-			return &configError{key: k, source: file, reason: err.Error()}
+		if err := setKey(c, k, doc[k]); err != nil {
+			return keyError(err, k, "", file)
 		}
 	}
 	return nil

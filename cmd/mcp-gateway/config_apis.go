@@ -9,6 +9,7 @@ package main
 // credentials).
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -153,14 +154,14 @@ func (c *config) resolveAPIs(file string) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if k == "name" || obj[k] == nil {
+			if k == "name" {
 				continue
 			}
 			if !slices.Contains(perAPIKeys, k) {
 				return bad(at+"."+k, "not a per-API setting (an entry takes: name, "+strings.Join(perAPIKeys, ", ")+"); set it at the top level")
 			}
 			if err := setKey(&ec, k, obj[k]); err != nil {
-				return bad(at+"."+k, err.Error())
+				return keyError(err, k, at+".", file)
 			}
 		}
 		if err := ec.validate(); err != nil {
@@ -206,20 +207,37 @@ func apiOnly(c *config) []string {
 	return out
 }
 
-// setKey sets one YAML key of c, as the file would.
+// errUnknownKey: no setting has the key.
+var errUnknownKey = errors.New("unknown key")
+
+// setKey sets one YAML key of c, as the file does: a list setting's
+// error is a *pathError naming the item; a null value leaves the setting
+// as it is (a known key only).
 func setKey(c *config, key string, raw any) error {
 	if j := slices.IndexFunc(listOptions, func(o listOption) bool { return o.key == key }); j >= 0 {
-		err := listOptions[j].set(c, raw)
-		if pe, ok := err.(*pathError); ok {
-			return fmt.Errorf("%s", strings.TrimPrefix(pe.Error(), key))
+		if raw == nil {
+			return nil
 		}
-		return err
+		return listOptions[j].set(c, raw)
 	}
 	i := slices.IndexFunc(options, func(o option) bool { return o.key == key && !o.noYAML })
 	if i < 0 {
-		return fmt.Errorf("unknown key")
+		return errUnknownKey
+	}
+	if raw == nil {
+		return nil
 	}
 	return options[i].set(c, raw)
+}
+
+// keyError is setKey's error as the configuration error of key, its
+// path after at ("" at the top level, "apis[0]." in an entry).
+func keyError(err error, key, at, file string) error {
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return &configError{key: at + pe.path, source: file, reason: pe.reason}
+	}
+	return &configError{key: at + key, source: file, reason: err.Error()}
 }
 
 // apiConfigs are the configurations of the APIs served: the entries of
