@@ -67,15 +67,20 @@ func (s *Server) mcpRoutes(e *echo.Echo) {
 	e.Any(s.cfg.MountPath, echo.WrapHandler(s))
 	// The same endpoint, narrowed by its path (surface.go).
 	base := strings.TrimSuffix(s.cfg.MountPath, "/")
-	e.Any(base+"/readonly", echo.WrapHandler(s.withPathSurface(nil, true)))
-	e.Any(base+"/x/:toolsets", func(c echo.Context) error {
-		s.withPathSurface(func(*http.Request) string { return pathParam(c, "toolsets") }, false).ServeHTTP(c.Response(), c.Request())
-		return nil
-	})
-	e.Any(base+"/x/:toolsets/readonly", func(c echo.Context) error {
-		s.withPathSurface(func(*http.Request) string { return pathParam(c, "toolsets") }, true).ServeHTTP(c.Response(), c.Request())
-		return nil
-	})
+	narrowed := func(named, readOnly bool) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			var toolsets *string
+			if named {
+				ts := pathParam(c, "toolsets")
+				toolsets = &ts
+			}
+			s.serveNarrowed(c.Response(), c.Request(), toolsets, readOnly)
+			return nil
+		}
+	}
+	e.Any(base+"/readonly", narrowed(false, true))
+	e.Any(base+"/x/:toolsets", narrowed(true, false))
+	e.Any(base+"/x/:toolsets/readonly", narrowed(true, true))
 	if !s.cfg.DisableLegacySSE {
 		e.Any(s.cfg.LegacySSEPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacySSE)))
 		e.Any(s.cfg.LegacyMessagesPath, echo.WrapHandler(http.HandlerFunc(s.serveLegacyMessage)))

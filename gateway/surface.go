@@ -53,19 +53,17 @@ type pathSurface struct {
 	readOnly bool
 }
 
-// withPathSurface serves h with the surface its route names.
-func (s *Server) withPathSurface(toolsets func(*http.Request) string, readOnly bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ps := pathSurface{readOnly: readOnly}
-		if toolsets != nil {
-			ps.toolsets = splitToolsets(toolsets(r))
-			if len(ps.toolsets) == 0 {
-				s.fail(w, r, nil, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: the path names no toolset (%s/x/{toolset}[,{toolset}…])", mcp.Verbatim(s.cfg.MountPath)))
-				return
-			}
+// serveNarrowed serves the endpoint narrowed by its path: toolsets, when
+// the path names some (/x/a,b), and read-only (…/readonly).
+func (s *Server) serveNarrowed(w http.ResponseWriter, r *http.Request, toolsets *string, readOnly bool) {
+	ps := pathSurface{readOnly: readOnly}
+	if toolsets != nil {
+		if ps.toolsets = splitToolsets(*toolsets); len(ps.toolsets) == 0 {
+			s.fail(w, r, nil, reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: the path names no toolset (%s/x/{toolset}[,{toolset}…])", mcp.Verbatim(s.cfg.MountPath)))
+			return
 		}
-		s.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pathSurfaceKey{}, ps)))
-	})
+	}
+	s.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pathSurfaceKey{}, ps)))
 }
 
 func splitToolsets(v string) []string {
