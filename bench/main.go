@@ -22,6 +22,8 @@ type options struct {
 	only     string // comma-separated target keys to measure (the proxy always is)
 	calls    bool   // measure the calls only: skip allocations, GitHub, sessions
 	docOnly  bool   // measure GitHub's description only: no calls, Redis or sessions
+	sizing   bool   // measure memory per session, stream and subscription only
+	streams  int    // open GET streams for -sizing
 }
 
 func main() {
@@ -36,6 +38,8 @@ func main() {
 	flag.StringVar(&o.only, "targets", "", "measure only these targets, comma-separated: direct, gw-mem, gw-stateless, gw-auth, gw-auth-stateless, gw-redis, gw-redis-3, proxy-3, sdk (the proxy always)")
 	flag.BoolVar(&o.calls, "calls-only", false, "measure the calls only (no allocations, GitHub or session figures)")
 	flag.BoolVar(&o.docOnly, "doc-only", false, "measure GitHub's description only (load, generate, print, serving start), no calls, Redis or sessions")
+	flag.BoolVar(&o.sizing, "sizing", false, "measure memory per session, per open GET stream (replica) and per subscription (Redis) only, with -sessions sessions")
+	flag.IntVar(&o.streams, "streams", 1000, "open GET streams for -sizing")
 	flag.Parse()
 
 	if *role != "" {
@@ -92,14 +96,22 @@ func run(o options) error {
 	}
 	r := &runner{opts: o, root: root, tmp: tmp, bins: bins, hc: newLoadClient(), res: &results{}}
 	defer r.stopAll()
-	if o.docOnly {
+	var report string
+	switch {
+	case o.sizing:
+		report = r.sizing()
+	case o.docOnly:
 		r.githubFigures()
-	} else if err := r.measure(); err != nil {
-		return err
+	default:
+		if err := r.measure(); err != nil {
+			return err
+		}
 	}
 	r.res.took = time.Since(started)
 
-	report := r.report()
+	if report == "" {
+		report = r.report()
+	}
 	fmt.Print(report)
 	if o.out != "" {
 		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {

@@ -488,8 +488,19 @@ func requireSpread(t *testing.T, env *replicaEnv, admitted, calls int) {
 	denied := make([]int, len(env.addrs))
 	sumOK, sumDenied := 0, 0
 	for i := range env.addrs {
-		ok[i] = int(scrapeMetric(t, env, i, `mcpgw_tool_calls_total{outcome="ok"}`))
-		denied[i] = int(scrapeMetric(t, env, i, `mcpgw_tool_calls_total{outcome="denied"}`))
+		// By tool and outcome: every refusal the limits make counts.
+		for series, v := range scrapeMetrics(t, env, i) {
+			if !strings.HasPrefix(series, "mcpgw_tool_calls_total{") {
+				continue
+			}
+			switch {
+			case strings.Contains(series, `outcome="ok"`):
+				ok[i] += int(v)
+			case strings.Contains(series, `outcome="rate_limited"`), strings.Contains(series, `outcome="quota_exceeded"`),
+				strings.Contains(series, `outcome="denied"`), strings.Contains(series, `outcome="busy"`):
+				denied[i] += int(v)
+			}
+		}
 		sumOK += ok[i]
 		sumDenied += denied[i]
 	}

@@ -93,7 +93,9 @@ func (a inputAsker) Ask(ctx context.Context, r *mcp.Request, reqs mcp.InputReque
 				// nobody will read.
 				note, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/cancelled",
 					Params: map[string]any{"requestId": json.RawMessage(id), "reason": "the gateway stopped waiting for this answer"}})
-				_ = out.Send(note)
+				if out.Send(note) == nil {
+					s.metrics.notify("notifications/cancelled")
+				}
 			}
 		}
 		if ids[0] == "" {
@@ -169,6 +171,14 @@ func newRequestID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return `"mcpgw-` + base64.RawURLEncoding.EncodeToString(b[:]) + `"`
+}
+
+// waitingRequests counts the server→client requests this replica's calls
+// wait answers for (mcpgw_pending_client_requests).
+func (s *Server) waitingRequests() float64 {
+	s.waitersMu.Lock()
+	defer s.waitersMu.Unlock()
+	return float64(len(s.waiters))
 }
 
 func (s *Server) addWaiter(sid, id string) waiter {

@@ -1,13 +1,15 @@
 package gateway
 
-// The audit trail: one record per tools/call — admitted, denied (auth,
-// scope, rate, quota, policy) or failed. Calls that reach the method
-// table are recorded by a middleware at the head of the chain, so it
-// sees what the feature and every other middleware decided; calls refused
-// before it (no or a bad token) are recorded by the transport.
+// The audit trail and the call metrics: one record per tools/call —
+// admitted, denied (auth, scope, rate, quota, policy) or failed. Calls
+// that reach the method table are recorded by a middleware at the head of
+// the chain, so it sees what the feature and every other middleware
+// decided; calls refused before it (no or a bad token) are recorded by the
+// transport.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -18,51 +20,120 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 )
 
-// auditMiddleware records every tools/call that passes the chain, and every
+// callMiddleware records every tools/call that passes the chain, and every
 // other request that ran an operation on the backend (a REST-backed
-// resource read, a prompt embedding a tool's result): those as calls of
-// the operation, with the method in detail.
-func (s *Server) auditMiddleware(next mcp.Handler) mcp.Handler {
+// resource read, a prompt embedding a tool's result): in the metrics, and
+// in the audit log when there is one, those as calls of the operation,
+// with the method in detail. One classification (callOutcome) serves both.
+func (s *Server) callMiddleware(next mcp.Handler) mcp.Handler {
 	return func(r *mcp.Request) (any, error) {
 		start := time.Now()
 		res, err := next(r)
+		if err != nil {
+			var rerr *mcp.Error
+			if errors.As(err, &rerr) && errorKind(rerr) == reasonInsufficientScope {
+				s.metrics.authFailed(reasonInsufficientScope)
+			}
+		}
 		if r.Method != "tools/call" && r.Backend == "" {
 			return res, err
 		}
+		outcome, reason := callOutcome(r, res, err)
+		s.observeCall(r, outcome, reason, start)
+		if s.audit == nil {
+			return res, err
+		}
 		e := s.auditEntry(r, start)
+		e.Outcome, e.Reason = outcome, reason
 		if r.Method != "tools/call" {
 			e.Tool, e.BackendStatus, e.Arguments, e.Detail = r.Backend, r.BackendStatus, nil, r.Method
+		} else if p, ok := res.(*mcp.PooledResult); ok && err == nil {
+			e.BackendStatus = p.BackendStatus()
 		}
-		switch {
-		case err != nil:
-			e.Outcome, e.Reason = errorOutcome(err)
-			var rerr *mcp.Error
-			if errors.As(err, &rerr) {
-				e.Detail = mcp.TruncateTo(rerr.Message, 200, "…")
-				if r.Method != "tools/call" {
-					e.Detail = r.Method + ": " + e.Detail
-				}
-			}
-		case r.Method != "tools/call":
-			e.Outcome = audit.OutcomeOK
-		default:
-			e.Outcome = audit.OutcomeOK
-			if _, ok := res.(*tools.InputRequiredResult); ok {
-				e.Outcome = audit.OutcomeInputRequired
-			}
-			if p, ok := res.(*mcp.PooledResult); ok {
-				e.BackendStatus = p.BackendStatus()
-				switch {
-				case p.Denied() != "":
-					e.Outcome, e.Reason = audit.OutcomeDenied, p.Denied()
-				case p.IsError():
-					e.Outcome = audit.OutcomeToolError
-				}
+		var rerr *mcp.Error
+		if err != nil && errors.As(err, &rerr) {
+			e.Detail = mcp.TruncateTo(rerr.Message, 200, "…")
+			if r.Method != "tools/call" {
+				e.Detail = r.Method + ": " + e.Detail
 			}
 		}
 		s.audit.Record(e)
 		return res, err
 	}
+}
+
+// callOutcome is how a call ended, as the audit log records it and the
+// metrics count it: its outcome (audit.Outcome*) and, for a denial, the
+// check that refused (audit.Reason*).
+func callOutcome(r *mcp.Request, res any, err error) (outcome, reason string) {
+	switch {
+	case err != nil && r.Ctx != nil && errors.Is(r.Ctx.Err(), context.Canceled):
+		return audit.OutcomeCancelled, "" // the client went away
+	case err != nil:
+		return errorOutcome(err)
+	case r.Method != "tools/call":
+		return audit.OutcomeOK, ""
+	}
+	if _, ok := res.(*tools.InputRequiredResult); ok {
+		return audit.OutcomeInputRequired, ""
+	}
+	if p, ok := res.(*mcp.PooledResult); ok {
+		switch {
+		case p.Denied() != "":
+			return audit.OutcomeDenied, p.Denied()
+		case p.IsError():
+			return audit.OutcomeToolError, ""
+		}
+	}
+	return audit.OutcomeOK, ""
+}
+
+// observeCall counts a call in the metrics of its tool (the document's:
+// a name it lacks is "unknown"), with its backend exchange if it had one.
+func (s *Server) observeCall(r *mcp.Request, outcome, reason string, start time.Time) {
+	if r.Method != "tools/call" {
+		if r.BackendTime > 0 {
+			s.metrics.tool(r.Backend).observeBackend(r.BackendStatus, r.BackendTime)
+		}
+		return
+	}
+	var name string
+	if r.Meta.Name != nil {
+		name = *r.Meta.Name
+	}
+	t := s.metrics.tool(name)
+	t.calls[callMetricOutcome(outcome, reason)].Inc()
+	t.duration.Observe(time.Since(start).Seconds())
+	if r.BackendTime > 0 {
+		t.observeBackend(r.BackendStatus, r.BackendTime)
+	}
+}
+
+// callMetricOutcome is the mcpgw_tool_calls_total outcome of an audit
+// outcome and reason: the denials an operator alerts on apart (limits,
+// quotas, a full replica) have their own.
+func callMetricOutcome(outcome, reason string) int {
+	switch outcome {
+	case audit.OutcomeOK:
+		return callOK
+	case audit.OutcomeToolError:
+		return callToolError
+	case audit.OutcomeCancelled:
+		return callCancelled
+	case audit.OutcomeInputRequired:
+		return callInputRequired
+	case audit.OutcomeDenied:
+		switch reason {
+		case audit.ReasonRateLimited, audit.ReasonConcurrency:
+			return callRateLimited
+		case audit.ReasonQuotaExceeded:
+			return callQuotaExceeded
+		case audit.ReasonBusy:
+			return callBusy
+		}
+		return callDenied
+	}
+	return callError
 }
 
 // errorOutcome is how the audit log records a request that failed:

@@ -35,6 +35,20 @@ type Challenge interface {
 	WWWAuthenticate() string
 }
 
+// reasoned is a failure that names why in a closed set (auth.Failure's
+// Reason), the label of mcpgw_auth_failures_total.
+type reasoned interface{ FailureReason() string }
+
+// failureReason is why authentication refused: "other" when the
+// Authenticator does not say.
+func failureReason(err error) string {
+	var r reasoned
+	if errors.As(err, &r) {
+		return r.FailureReason()
+	}
+	return "other"
+}
+
 type principalKey struct{}
 
 // principalOf is the principal the transport authenticated for the
@@ -58,7 +72,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 			status, challenge = c.HTTPStatus(), c.WWWAuthenticate()
 			msg = err.Error()
 		}
-		s.metrics.authFailures.Inc()
+		s.metrics.authFailed(failureReason(err))
 		s.auditAuthFailure(w, r)
 		s.fail(w, r, nil, reject(status, mcp.CodeInvalidRequest, "%s", mcp.Verbatim(msg)).WithHeader("WWW-Authenticate", challenge))
 		return r, false
@@ -93,6 +107,7 @@ func (s *Server) checkSessionPrincipal(r *http.Request, sess *sessions.Session) 
 	if s.auth == nil || sess.Principal == subjectOf(principalOf(r.Context())) {
 		return nil
 	}
+	s.metrics.authFailed(reasonForbiddenSession)
 	return reject(http.StatusForbidden, mcp.CodeInvalidRequest, "Forbidden: this session was opened by another principal; send initialize with your own token").
 		WithData(map[string]any{"kind": kindForbiddenSession})
 }

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
@@ -23,8 +24,10 @@ func (s *Server) fetchResource(r *mcp.Request, name string, args json.RawMessage
 		if r != nil {
 			r.Backend = op.Tool.Name
 		}
+		start := time.Now()
 		f, ferr := op.Caller.Fetch(op.Ctx, op.Tool, args, cond)
 		if r != nil {
+			r.BackendTime = time.Since(start)
 			switch {
 			case f != nil:
 				r.BackendStatus = f.Status
@@ -60,7 +63,7 @@ func (s *Server) runTool(r *mcp.Request, name string, args func(*toolgen.Tool) (
 		}
 		p := op.Caller.CallPooled(op.Ctx, op.Tool, in, nil)
 		if r != nil {
-			r.BackendStatus = p.BackendStatus()
+			r.BackendStatus, r.BackendTime = p.BackendStatus(), p.BackendTime()
 		}
 		res = p.Copy()
 		p.Release()

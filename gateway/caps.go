@@ -24,7 +24,8 @@ func (s *Server) admitSession(ctx context.Context, identity, sid string) error {
 	if s.counter == nil {
 		return nil
 	}
-	ok, scope, err := s.counter.Open(ctx, identity, sid, s.cfg.MaxSessionsPerClient, s.cfg.MaxSessions, StoreTTL(s.cfg.SessionTTL))
+	caps := s.settings()
+	ok, scope, err := s.counter.Open(ctx, identity, sid, caps.maxSessionsPerClient, caps.maxSessions, StoreTTL(s.cfg.SessionTTL))
 	if err != nil {
 		s.logLimited(ctx, slog.LevelWarn, "session counter unavailable; not enforcing session caps", "err", err)
 		return nil
@@ -36,7 +37,7 @@ func (s *Server) admitSession(ctx context.Context, identity, sid string) error {
 	var e *mcp.Error
 	if scope == "per_client" {
 		e = reject(http.StatusTooManyRequests, mcp.CodeInvalidRequest,
-			"Too Many Requests: this client holds %d open sessions, the most allowed; end one (DELETE) or reuse it", s.cfg.MaxSessionsPerClient)
+			"Too Many Requests: this client holds %d open sessions, the most allowed; end one (DELETE) or reuse it", caps.maxSessionsPerClient)
 	} else {
 		e = reject(http.StatusTooManyRequests, mcp.CodeInvalidRequest, "Too Many Requests: the gateway holds the most sessions it allows; retry later")
 	}

@@ -19,6 +19,8 @@ type method struct {
 	stream func(s *Server, w http.ResponseWriter, hr *http.Request, r *mcp.Request)
 	// eras that know the method; elsewhere it is "method not found".
 	eras mcp.Era
+	// series are the method's request metrics.
+	series *methodSeries
 }
 
 // handle adds a method to the table, wrapped in the server's middleware
@@ -32,6 +34,7 @@ func (s *Server) register(name string, m method) {
 	if _, dup := s.methods[name]; dup {
 		panic("gateway: method " + name + " registered twice")
 	}
+	m.series = newMethodSeries(s.metrics, name)
 	s.methods[name] = m
 }
 
@@ -90,20 +93,20 @@ func methodNotFound(r *mcp.Request) (any, error) {
 // translate.
 func (s *Server) dispatch(r *mcp.Request, h mcp.Handler, out replier) {
 	start := time.Now()
-	res, err := h(r)
+	res, err := s.traced(r, h)
 	// Session requests are cancelled through their call context (handlers
 	// return mcp.ErrCancelled); a stateless request's context is the HTTP
 	// request's, which ends when the client goes away.
 	if err != nil && (errors.Is(err, mcp.ErrCancelled) || errors.Is(r.Ctx.Err(), context.Canceled)) {
-		s.metrics.observe(s, r, "cancelled", start)
+		s.metrics.observe(s, r, reqCancelled, start)
 		out.cancelled()
 		return
 	}
 	if err != nil {
-		s.metrics.observe(s, r, "error", start)
+		s.metrics.observe(s, r, reqError, start)
 		out.finish(r.ID, nil, s.translate(r.Ctx, r.Method, err))
 		return
 	}
-	s.metrics.observe(s, r, "ok", start)
+	s.metrics.observe(s, r, reqOK, start)
 	out.finish(r.ID, res, nil)
 }

@@ -220,6 +220,7 @@ func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	r = s.withTraceHeaders(r)
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return

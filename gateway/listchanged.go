@@ -179,6 +179,8 @@ func (s *Server) tellSession(sid, version string, changed listKinds) {
 		data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: k.method})
 		if err := s.appendToSession(ctx, sid, data); err != nil {
 			s.logLimited(ctx, slog.LevelWarn, "appending list_changed to a session stream failed", "err", err, "session", shortID(sid))
+		} else {
+			s.metrics.notify(k.method)
 		}
 	}
 }

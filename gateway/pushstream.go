@@ -76,6 +76,9 @@ type pushStream struct {
 	// resume: cursor is the client's Last-Event-ID, which wins over the
 	// record's cursor the first time the stream takes over.
 	resume bool
+	// resumed: the client sent Last-Event-ID, so what the stream first
+	// delivers is a replay (mcpgw_events_replayed_total).
+	resumed bool
 	// replaces is the token of the stream the client resumes: it is gone.
 	replaces string
 	owner    bool
@@ -302,6 +305,7 @@ func (s *Server) pushSession(ctx context.Context, sse *sseWriter, p *pushStream,
 	tick := time.NewTicker(s.pushTick())
 	defer tick.Stop()
 	read := p.owner
+	replaying := p.resumed // until the first wait: what the client missed
 	for {
 		if read && p.owner {
 			evs, err := s.store.ReadAfter(ctx, p.sid, p.cursor, replayBatch)
@@ -319,14 +323,20 @@ func (s *Server) pushSession(ctx context.Context, sse *sseWriter, p *pushStream,
 				s.logLimited(ctx, slog.LevelWarn, "reading session stream failed", "err", err, "session", shortID(p.sid))
 			}
 			for _, e := range evs {
-				if le := readLogEvent(e.Data); le.kind == 0 && sse.event(streamEventID(e.ID, p.token), le.msg) != nil {
-					return
+				if le := readLogEvent(e.Data); le.kind == 0 {
+					if sse.event(streamEventID(e.ID, p.token), le.msg) != nil {
+						return
+					}
+					if replaying {
+						s.metrics.replayed.Inc()
+					}
 				}
 				p.cursor = e.ID
 			}
 			if len(evs) == replayBatch {
 				continue
 			}
+			replaying = false
 		}
 		read = false
 		select {

@@ -81,7 +81,9 @@ func (p *postReply) Notify(method string, params any) {
 		p.srv.log.Error("encoding notification failed", "err", err, "method", method)
 		return
 	}
-	_ = p.Send(data) // a gone client is not an error here
+	if p.Send(data) == nil { // a gone client is not an error here
+		p.srv.metrics.notify(method)
+	}
 }
 
 // errAnswered: the request has its response; nothing more goes on its stream.
@@ -528,6 +530,7 @@ func (k sessionSink) Notify(method string, params any) {
 		return
 	}
 	k.srv.pushToSession(k.sid, data)
+	k.srv.metrics.notify(method)
 }
 
 // Send implements mcp.Messenger: a whole message on the session's stream.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -202,6 +203,9 @@ type Config struct {
 	// MaxDescription bounds the descriptions of the gateway's own tools
 	// (max_description, as for generated ones). Zero means 1024.
 	MaxDescription int
+	// SessionSampleInterval is how often the open sessions are counted
+	// for mcpgw_active_sessions (one ZCOUNT in Redis). Zero means 15s.
+	SessionSampleInterval time.Duration
 	// StateKey is the 32-byte key that seals 2026-07-28 requestState
 	// (state_key_file). Empty means one generated once per deployment and
 	// kept in the store.
@@ -322,6 +326,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, receives the gateway's Prometheus collectors.
 	Metrics prometheus.Registerer
+	// TracerProvider, when set, makes a server span of every JSON-RPC
+	// request (trace.go); nil means no tracing, at no cost.
+	TracerProvider TracerProvider
 	// Middleware wraps every JSON-RPC request's handler, in order: the first
 	// listed runs first. Every request of either era passes through it,
 	// batch members, initialize and subscriptions/listen (before its stream
@@ -360,10 +367,19 @@ type Server struct {
 	audit   *audit.Writer
 	log     *slog.Logger
 	origin  originPolicy
+	// tracer is nil when tracing is off (trace.go).
+	tracer tracer
 
 	catalog atomic.Pointer[Catalog]
-	cache   *sessionCache
-	metrics *metrics
+	// runtime are the server-level settings Reconfigure replaced (nil:
+	// cfg's); reconfigureMu orders Reconfigure calls.
+	runtime       atomic.Pointer[runtimeSettings]
+	reconfigureMu sync.Mutex
+	cache         *sessionCache
+	metrics       *metrics
+	// sessionCount counts the deployment's sessions for
+	// mcpgw_active_sessions; nil: not counted.
+	sessionCount sessionCounter
 
 	// methods is the dispatch table: filled by New (the server's own
 	// methods and each feature's), read-only once serving.
@@ -497,12 +513,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		done:       make(chan struct{}),
 		listening:  make(chan struct{}),
 		cache:      newSessionCache(cfg.SessionCacheTTL),
-		metrics:    newMetrics(deps.Metrics),
 		methods:    map[string]method{},
 		middleware: deps.Middleware,
 		pending:    deps.Pending,
 		waiters:    map[waiterKey]waiter{},
 	}
+	s.tracer = newTracer(deps.TracerProvider, cfg.ServerVersion)
+	s.metrics = newMetrics(deps.Metrics, s.waitingRequests)
 	if s.pending == nil {
 		s.pending = pending.NewMemory()
 	}
@@ -525,13 +542,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.counter == nil && (cfg.MaxSessionsPerClient > 0 || cfg.MaxSessions > 0) {
 		s.counter = quota.NewMemorySessionCounter()
 	}
+	// The session counter sees every replica's sessions; without one, a
+	// memory store (one replica) counts its own.
+	s.sessionCount, _ = s.counter.(sessionCounter)
+	if s.sessionCount == nil {
+		s.sessionCount, _ = s.sweeper.(sessionCounter)
+	}
 	if s.counter != nil {
 		s.counter = timeoutCounter{SessionCounter: s.counter, d: cfg.StoreTimeout}
 	}
-	if s.audit != nil {
-		// First in the chain: it sees what every other middleware decided.
-		s.middleware = append([]mcp.Middleware{s.auditMiddleware}, s.middleware...)
-	}
+	// First in the chain: it sees what every other middleware decided.
+	s.middleware = append([]mcp.Middleware{s.callMiddleware}, s.middleware...)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -551,7 +572,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		MaxInputRounds: cfg.MaxInputRounds, MaxInputBytes: cfg.MaxInputBytes, InputTimeout: cfg.ServerRequestTimeout, MaxPending: cfg.MaxPendingPerSession,
 		ConfirmWithoutElicitation: cfg.ConfirmWithoutElicitation, ProgressHeartbeat: cfg.ProgressHeartbeat,
 		ToolsetsEnabled: cfg.ToolsetsEnabled, ToolMode: cfg.ToolMode, SchemaRefs: cfg.SchemaRefs, MaxDescription: cfg.MaxDescription},
-		tools.Deps{Gate: s.gate, Logger: s.log, Metrics: deps.Metrics, Input: inputAsker{s}, Sessions: sessionToolsets{s}})
+		tools.Deps{Gate: s.gate, Logger: s.log, Input: inputAsker{s}, Sessions: sessionToolsets{s}})
 	s.tools.Register(router{s})
 	if s.resources, err = resources.New(resources.Config{PageSize: cfg.PageSize, Declared: cfg.Resources},
 		resources.Deps{Fetch: s.fetchResource, CallTool: s.callTool, Permits: s.permits}); err != nil {
@@ -612,19 +633,28 @@ func (s *Server) SetCatalog(c Catalog) { s.ReplaceCatalog(c)() }
 // serves c (a client told re-lists, and may reach any replica).
 func (s *Server) ReplaceCatalog(c Catalog) (announce func()) {
 	before := s.views()
-	s.swapCatalog(c)
+	s.swapCatalog(c, nil)
 	return func() { s.announceListChanges(before, c.Version) }
 }
 
-func (s *Server) swapCatalog(c Catalog) {
+// swapCatalog serves c; toolsCfg, when set, are the tools feature's new
+// settings (Reconfigure), swapped with its catalog.
+func (s *Server) swapCatalog(c Catalog, toolsCfg *tools.Config) {
 	// The features first: Ready looks at s.catalog.
-	s.tools.SetCatalog(tools.Catalog{Tools: c.Tools, Caller: c.Caller, Callers: c.Callers})
+	tc := tools.Catalog{Tools: c.Tools, Caller: c.Caller, Callers: c.Callers}
+	if toolsCfg != nil {
+		s.tools.Reconfigure(*toolsCfg, &tc)
+	} else {
+		s.tools.SetCatalog(tc)
+	}
 	rc := resources.Catalog{Doc: c.Doc, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
-		Revisions: mcp.SupportedVersions, Prompts: len(s.cfg.Prompts), Set: c.Tools}
+		Revisions: mcp.SupportedVersions, Prompts: s.prompts.Len(), Set: c.Tools}
 	if c.Tools != nil {
 		rc.Tools = c.Tools.Len()
 	}
 	s.resources.SetCatalog(rc)
+	s.metrics.setTools(c.Tools)
+	s.metrics.setDocument(c.Version)
 	s.catalog.Store(&c)
 }
 
@@ -662,6 +692,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.listenReplicas(ctx) })
 	wg.Go(func() { s.listenAnswers(ctx) })
 	wg.Go(func() { s.watch.Run(ctx) })
+	wg.Go(func() { s.sampleSessions(ctx, cmp.Or(s.cfg.SessionSampleInterval, sampleSessionsEvery)) })
 	defer wg.Wait()
 
 	sweeper := s.sweeper

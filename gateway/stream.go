@@ -63,7 +63,7 @@ func (s *Server) openPushStream(w http.ResponseWriter, r *http.Request) error {
 		return reject(http.StatusBadRequest, mcp.CodeInvalidRequest, "Bad Request: Last-Event-ID %q was not issued for this session", mcp.Truncate(last))
 	}
 	// A client that resumes its stream replaces it: the one it names is gone.
-	p := &pushStream{srv: s, sid: sid, token: newStreamToken(pushStreamKind), resume: last != "", replaces: prev, surface: sessionSurface(sess)}
+	p := &pushStream{srv: s, sid: sid, token: newStreamToken(pushStreamKind), resume: last != "", resumed: last != "", replaces: prev, surface: sessionSurface(sess)}
 	var gap bool
 	if last == "" || logID != "" { // else logStart: from the first retained event
 		if p.cursor, gap, err = s.streamCursor(ctx, sid, logID); err != nil {
@@ -309,6 +309,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 	if sse.event("", ack) != nil {
 		return
 	}
+	s.metrics.notify("notifications/subscriptions/acknowledged")
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
 	for {
@@ -328,6 +329,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 			if sse.event("", msg) != nil {
 				return
 			}
+			s.metrics.notify(method)
 		case <-changed:
 			for _, uri := range listener.Take() {
 				msg, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/resources/updated",
@@ -335,6 +337,7 @@ func (s *Server) listen(w http.ResponseWriter, _ *http.Request, r *mcp.Request) 
 				if sse.event("", msg) != nil {
 					return
 				}
+				s.metrics.notify("notifications/resources/updated")
 			}
 		case <-keepAlive:
 			if sse.comment("keep-alive") != nil {

@@ -208,6 +208,7 @@ func (s *Server) resumePostStream(w http.ResponseWriter, r *http.Request, sess *
 	}
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
+	replaying := true // until the first wait: what the client missed
 	for {
 		evs, err := s.store.ReadAfter(ctx, sess.ID, cursor, replayBatch)
 		switch {
@@ -233,6 +234,9 @@ func (s *Server) resumePostStream(w http.ResponseWriter, r *http.Request, sess *
 				if sse.event(streamEventID(e.ID, token), le.msg) != nil {
 					return nil
 				}
+				if replaying {
+					s.metrics.replayed.Inc()
+				}
 				if le.kind == kindFinal {
 					return nil // the stream is complete
 				}
@@ -243,6 +247,7 @@ func (s *Server) resumePostStream(w http.ResponseWriter, r *http.Request, sess *
 		if len(evs) == replayBatch {
 			continue
 		}
+		replaying = false
 	wait:
 		for {
 			select {

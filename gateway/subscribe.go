@@ -101,7 +101,11 @@ func (s *Server) deliverUpdate(ctx context.Context, sid, uri string) error {
 	if err != nil {
 		return err
 	}
-	return s.appendToSession(ctx, sid, data)
+	if err := s.appendToSession(ctx, sid, data); err != nil {
+		return err
+	}
+	s.metrics.notify("notifications/resources/updated")
+	return nil
 }
 
 func isSessionGone(err error) bool { return errors.Is(err, sessions.ErrNotFound) }

@@ -182,6 +182,8 @@ func (st sessionToolsets) Enable(r *mcp.Request, names []string) ([]string, erro
 	data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
 	if err := s.appendToSession(r.Ctx, r.SessionID, data); err != nil {
 		s.logLimited(r.Ctx, slog.LevelWarn, "appending list_changed to a session stream failed", "err", err, "session", shortID(r.SessionID))
+	} else {
+		s.metrics.notify("notifications/tools/list_changed")
 	}
 	return now, nil
 }

@@ -47,6 +47,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.guard(w, r) {
 		return
 	}
+	r = s.withTraceHeaders(r)
 	r, ok := s.authenticate(w, r)
 	if !ok {
 		return
@@ -209,6 +210,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		ProgressToken: meta.fields.ProgressToken,
 		Stamp:         s.stamper,
 	}
+	req.Ctx = s.withTraceMeta(req.Ctx, msg.Params)
 	m, ok := s.lookup(msg.Method, mcp.EraStateless)
 	if !ok {
 		// The chain sees it too; its handler answers 404 with -32601.
@@ -229,7 +231,7 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 	if m.stream != nil {
 		// The chain admits the stream, with the request as the chain
 		// passed it on, or answers in its place as for any request.
-		res, err := m.handle(req)
+		res, err := s.traced(req, m.handle)
 		if admitted, ok := res.(streamAdmitted); ok && err == nil {
 			m.stream(s, w, r, admitted.r)
 			return nil
@@ -342,7 +344,7 @@ func (s *Server) serveInitialize(w http.ResponseWriter, r *http.Request, msg *me
 		Client:    s.clientOf(r),
 		Principal: principalOf(r.Context()),
 	}
-	res, err := m.handle(req)
+	res, err := s.traced(req, m.handle)
 	if err != nil {
 		s.writeResult(w, http.StatusOK, msg.ID, nil, s.translate(r.Context(), msg.Method, err))
 		return nil
@@ -687,7 +689,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, body []byte)
 	// session may run (session_concurrency): the rest wait their turn
 	// rather than be refused.
 	running := batchConcurrency
-	if sc := s.cfg.Policy.SessionConcurrency; sc > 0 && sc < running {
+	if sc := s.settings().sessionConcurrency; sc > 0 && sc < running {
 		running = sc
 	}
 	sem := make(chan struct{}, running)

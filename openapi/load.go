@@ -78,6 +78,16 @@ func (o LoadOptions) withDefaults() LoadOptions {
 // larger than LoadOptions.MaxBytes.
 var ErrTooLarge = errors.New("larger than the size limit")
 
+// StatusError is a document (or referenced file) URL answered with a
+// status other than 2xx: a caller may retry a 5xx, not a 404.
+type StatusError struct {
+	URL        string
+	StatusCode int
+	Status     string // as the server sent it: "503 Service Unavailable"
+}
+
+func (e *StatusError) Error() string { return "GET " + e.URL + ": " + e.Status }
+
 // LoadError is a document that could not be loaded.
 type LoadError struct {
 	// Location is the file path or URL that was being loaded.
@@ -479,7 +489,7 @@ func (r *reader) fetchSince(u *url.URL, since Validators) ([]byte, Validators, e
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, got, fmt.Errorf("GET %s: %s", c.String(), resp.Status)
+		return nil, got, &StatusError{URL: c.String(), StatusCode: resp.StatusCode, Status: resp.Status}
 	}
 	if resp.ContentLength > r.maxBytes {
 		return nil, got, fmt.Errorf("GET %s: %d bytes: %w (%d bytes)", c.String(), resp.ContentLength, ErrTooLarge, r.maxBytes)

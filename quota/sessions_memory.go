@@ -148,3 +148,21 @@ func (m *MemorySessionCounter) size() int {
 	defer m.mu.Unlock()
 	return m.n
 }
+
+// Count is the number of live sessions counted: what the deployment (one
+// replica) holds open. It walks every session: sample it, do not call it
+// per request.
+func (m *MemorySessionCounter) Count(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now().Sub(m.base)
+	n := 0
+	for _, held := range m.clients {
+		for _, e := range held {
+			if e > now {
+				n++
+			}
+		}
+	}
+	return n, nil
+}

@@ -157,3 +157,22 @@ func (r *RedisSessionCounter) Close(ctx context.Context, client, id string) erro
 	}
 	return nil
 }
+
+// countScript counts the deployment's live sessions on Redis's clock.
+//
+//	KEYS[1]  the deployment's set
+var countScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+`)
+
+// Count is the number of live sessions in the deployment: one script
+// (ZCOUNT of one key) per call, cheap enough to sample every few seconds.
+func (r *RedisSessionCounter) Count(ctx context.Context) (int, error) {
+	n, err := countScript.Run(ctx, r.client, []string{r.totalKey()}).Int()
+	if err != nil {
+		return 0, translate(err)
+	}
+	return n, nil
+}

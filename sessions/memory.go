@@ -264,3 +264,17 @@ func parseSeq(s string) (uint64, error) {
 	}
 	return n, nil
 }
+
+// Count is the number of live sessions. It walks the store (and drops
+// the expired ones it meets): sample it, do not call it per request.
+func (m *Memory) Count(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for id := range m.sessions {
+		if m.live(id) != nil {
+			n++
+		}
+	}
+	return n, nil
+}

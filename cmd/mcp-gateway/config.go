@@ -39,6 +39,9 @@ type config struct {
 	RedisUsername     string
 	RedisPassword     string
 	RedisPasswordFile string
+	RedisTLSCAFile    string // empty: the system's roots verify the server
+	RedisTLSCertFile  string // empty: no client certificate
+	RedisTLSKeyFile   string
 	RedisPrefix       string
 	RedisTimeout      time.Duration
 	StreamMaxEvents   int
@@ -66,11 +69,13 @@ type config struct {
 	ShutdownGrace       time.Duration
 	LogLevel            string
 	LogFormat           string
+	Tracing             string // auto, otlp or off (tracing.go)
 	Include, Exclude    []string
 	MaxDescription      int
 	MaxSchemaBytes      int64
 	OutputSchema        string
 	OpenAPITimeout      time.Duration
+	OpenAPIWait         time.Duration // 0: a document that cannot be fetched stops the gateway at once
 	OpenAPIMaxBytes     int64
 	BackendTimeout      time.Duration
 	BackendMaxResponse  int64
@@ -151,6 +156,12 @@ var options = []option{
 		set: str(func(c *config) *string { return &c.RedisPassword })},
 	{key: "redis_password_file", usage: "file holding the Redis password (read at start)",
 		set: str(func(c *config) *string { return &c.RedisPasswordFile })},
+	{key: "redis_tls_ca_file", usage: "PEM file of the CAs that sign the Redis servers' certificates (default: the system's roots); needs a rediss:// redis_url",
+		set: str(func(c *config) *string { return &c.RedisTLSCAFile })},
+	{key: "redis_tls_cert_file", usage: "PEM client certificate for Redis servers that verify clients (tls-auth-clients); needs redis_tls_key_file and a rediss:// redis_url",
+		set: str(func(c *config) *string { return &c.RedisTLSCertFile })},
+	{key: "redis_tls_key_file", usage: "PEM private key of redis_tls_cert_file",
+		set: str(func(c *config) *string { return &c.RedisTLSKeyFile })},
 	{key: "redis_prefix", def: "mcpgw:", usage: "prefix of every Redis key and channel (lets gateways share a Redis)",
 		set: str(func(c *config) *string { return &c.RedisPrefix })},
 	{key: "redis_timeout", def: "1s", usage: "bound of every session-store and bus call: a request that needs Redis fails with 503 after it; calls on cached sessions do not wait for Redis at all",
@@ -679,7 +690,7 @@ func printUsage(w io.Writer, name string) {
 		fmt.Fprintf(w, "Usage: %s (--openapi DOC | --demo) [--format json|table] [flags]\n\n", name)
 		fmt.Fprintln(w, "Prints what tools/list returns, and the document's warnings, then exits (0 when the document loads).")
 	} else {
-		fmt.Fprintf(w, "Usage: %s [flags]\n       %s [flags]\n\n", name, toolsCommand+" --openapi DOC [--format json|table]")
+		fmt.Fprintf(w, "Usage: %s [flags]\n       %s [flags]\n       %s\n\n", name, toolsCommand+" --openapi DOC [--format json|table]", demoClusterCommand+" [--listen ADDR] [--replicas N] (a local cluster: Redis, 3 replicas, a proxy)")
 		fmt.Fprintln(w, "Serves MCP (every revision, one endpoint) in front of a REST backend described by OpenAPI.")
 	}
 	fmt.Fprintln(w, "Precedence: flags > environment > YAML file (--config) > defaults.")

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +50,10 @@ type endpointShared struct {
 	// deployment's, however many APIs it serves.
 	gate    quota.Gate
 	counter quota.SessionCounter
+	// tracing is nil when tracing is off.
+	tracing *tracing
+	// status is what /readyz says until the endpoints serve.
+	status *startStatus
 }
 
 // endpoint is one API served.
@@ -61,6 +66,15 @@ type endpoint struct {
 	docData  []byte
 	location string
 	closers  []func()
+	// backend is the call path's transport; nil means call's default.
+	backend http.RoundTripper
+	// What a configuration reload rebuilds the endpoint from: its APIs
+	// (as loaded at start), the parts shared, whether it is the first.
+	group []*apiEntry
+	apis  []*loadedAPI
+	sh    endpointShared
+	first bool
+	log   *slog.Logger
 }
 
 func (ep *endpoint) close() {
@@ -80,7 +94,7 @@ type loadedAPI struct {
 
 // loadAPI reads one API's document and builds its catalog; a code other
 // than exitOK says why it could not (already printed).
-func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, log *slog.Logger, stderr io.Writer) (*loadedAPI, int) {
+func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startStatus, log *slog.Logger, stderr io.Writer) (*loadedAPI, int) {
 	cfg := entry.cfg
 	la := &loadedAPI{location: cfg.OpenAPI, upstream: cfg.Upstream}
 	var err error
@@ -102,11 +116,14 @@ func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, log *slog.Logge
 	// would): their hash is the version live reload compares.
 	if !cfg.Demo {
 		la.src = newSource(cfg)
-		if la.docData, err = la.src.read(ctx, false); err != nil {
+		if la.docData, err = readWithWait(ctx, la.src, cfg.OpenAPIWait, status, log); err != nil {
+			if errors.Is(err, errStopped) {
+				return nil, exitStopped
+			}
 			return nil, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err))
 		}
 	}
-	if la.catalog, err = buildCatalog(ctx, cfg, la.docData, la.location, la.upstream, log); err != nil {
+	if la.catalog, err = buildCatalog(ctx, cfg, la.docData, la.location, la.upstream, ep.backend, log); err != nil {
 		return nil, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err))
 	}
 	if la.docData != nil {
@@ -125,7 +142,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	for i, e := range group {
 		names[i] = e.Name
 	}
-	ep := &endpoint{name: strings.Join(names, "+"), cfg: cfg}
+	ep := &endpoint{name: strings.Join(names, "+"), cfg: cfg, backend: sh.tracing.backendTransport()}
 	if ep.name != "" {
 		log = log.With("api", ep.name)
 	}
@@ -140,7 +157,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 			ecfg.ToolsetsEnabled = nil
 			e = &apiEntry{Name: e.Name, cfg: &ecfg}
 		}
-		la, code := loadAPI(ctx, e, ep, elog, stderr)
+		la, code := loadAPI(ctx, e, ep, sh.status, elog, stderr)
 		if code != exitOK {
 			return ep, code
 		}
@@ -148,6 +165,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	}
 	la := loaded[0]
 	ep.catalog, ep.docData, ep.location = la.catalog, la.docData, la.location
+	ep.group, ep.apis, ep.sh, ep.first, ep.log = group, loaded, sh, first, log
 	if len(loaded) > 1 {
 		merged, err := mergeCatalogs(names, loaded)
 		if err != nil {
@@ -173,7 +191,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		metrics = prometheus.WrapRegistererWith(prometheus.Labels{"api": ep.name}, sh.reg)
 	}
 	deps := gateway.Deps{Logger: log, Store: sessions.NewMemory(limits), Metrics: metrics,
-		Bus: pubsub.NewMemory(), Lease: lease.NewMemory(), Audit: sh.audit}
+		Bus: pubsub.NewMemory(), Lease: lease.NewMemory(), Audit: sh.audit, TracerProvider: sh.tracing.tracerProvider()}
 	deps.Gate, deps.Sessions = sh.gate, sh.counter
 	var docs documents.Store = documents.NewMemory()
 	if sh.redis != nil {
@@ -202,16 +220,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		deps.ResourceMetadata = resourceMetadata(cfg, docs...)
 		log.Info("authentication on", "issuer", cfg.AuthIssuer, "resource", resourceURL(cfg), "metadata", metadataURL(cfg))
 	}
-	gcfg := gatewayConfig(cfg, sh)
-	if len(group) > 1 {
-		// Declared resources and prompts name their tools, whose names
-		// the documents' prefixes keep apart.
-		gcfg.Resources, gcfg.Prompts = nil, nil
-		for _, e := range group {
-			gcfg.Resources = append(gcfg.Resources, e.cfg.Resources...)
-			gcfg.Prompts = append(gcfg.Prompts, e.cfg.Prompts...)
-		}
-	}
+	gcfg := groupGatewayConfig(group, sh)
 	if sh.several {
 		gcfg.API = ep.name
 		gcfg.ServerName = "mcp-gateway/" + ep.name
@@ -227,9 +236,10 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	srv.SetCatalog(*ep.catalog)
 	ep.srv = srv
 	if len(group) == 1 {
-		ep.rl = &reloader{cfg: cfg, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: sh.replica, src: la.src, active: ep.catalog.Version,
+		ep.rl = &reloader{cfg: cfg, hup: make(chan struct{}, 1), activeData: la.docData, log: log, srv: srv, docs: docs, lease: deps.Lease, bus: deps.Bus, replica: sh.replica, src: la.src, active: ep.catalog.Version,
+			metrics: newReloadMetrics(metrics),
 			build: func(ctx context.Context, data []byte) (*gateway.Catalog, error) {
-				return buildCatalog(ctx, cfg, data, la.location, la.upstream, log)
+				return buildCatalog(ctx, ep.rl.cfg, data, la.location, la.upstream, ep.backend, log) // under rl.mu
 			}}
 	}
 	return ep, exitOK
@@ -264,6 +274,22 @@ func mergeCatalogs(names []string, loaded []*loadedAPI) (*gateway.Catalog, error
 	}
 	c.Version = hex.EncodeToString(h.Sum(nil))[:16]
 	return c, nil
+}
+
+// groupGatewayConfig is the gateway's configuration of the endpoint
+// serving group.
+func groupGatewayConfig(group []*apiEntry, sh endpointShared) gateway.Config {
+	gcfg := gatewayConfig(group[0].cfg, sh)
+	if len(group) > 1 {
+		// Declared resources and prompts name their tools, whose names
+		// the documents' prefixes keep apart.
+		gcfg.Resources, gcfg.Prompts = nil, nil
+		for _, e := range group {
+			gcfg.Resources = append(gcfg.Resources, e.cfg.Resources...)
+			gcfg.Prompts = append(gcfg.Prompts, e.cfg.Prompts...)
+		}
+	}
+	return gcfg
 }
 
 func apiPrefix(e *apiEntry) string {

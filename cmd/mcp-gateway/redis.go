@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -23,11 +27,15 @@ import (
 // redisClient builds the client redis_url names. The form decides the kind
 // unless redis_mode says it: a master_name query parameter means Sentinel,
 // addr parameters mean Cluster, anything else a single server. redis:// and
-// rediss:// (TLS) both work in every mode.
+// rediss:// (TLS, configured by redisTLS) both work in every mode.
 func redisClient(cfg *config) (redis.UniversalClient, error) {
 	u, err := url.Parse(cfg.RedisURL)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		return nil, &configError{key: "redis_url", source: "combined", reason: "must be redis://host:port[/db] or rediss://..."}
+	}
+	tlsConf, err := redisTLS(cfg, u)
+	if err != nil {
+		return nil, err
 	}
 	mode := cfg.RedisMode
 	if mode == "auto" {
@@ -62,6 +70,11 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		// Every command is bounded by the caller's context (redis_timeout).
 		o.ContextTimeoutEnabled = true
+		o.TLSConfig = withURLVerify(tlsConf, o.TLSConfig)
+		// go-redis re-reads the slot map on MOVED replies and otherwise
+		// every minute; a master that died answers nothing, so its slots
+		// would go to it for up to that minute after its replica took over.
+		o.ClusterStateReloadInterval = clusterStateReload
 		return redis.NewClusterClient(o), nil
 	case "sentinel":
 		o, err := redis.ParseFailoverURL(cfg.RedisURL)
@@ -72,6 +85,7 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		// Every command is bounded by the caller's context (redis_timeout).
 		o.ContextTimeoutEnabled = true
+		o.TLSConfig = withURLVerify(tlsConf, o.TLSConfig)
 		return redis.NewFailoverClient(o), nil
 	default:
 		o, err := redis.ParseURL(cfg.RedisURL)
@@ -82,9 +96,107 @@ func redisClient(cfg *config) (redis.UniversalClient, error) {
 		failFast(u.Query(), &o.DialTimeout, &o.DialerRetries, &o.MaxRetries)
 		// Every command is bounded by the caller's context (redis_timeout).
 		o.ContextTimeoutEnabled = true
+		o.TLSConfig = withURLVerify(tlsConf, o.TLSConfig)
 		return redis.NewClient(o), nil
 	}
 }
+
+// redisTLS is the TLS configuration of a rediss:// URL, nil for redis://.
+// It asks for TLS 1.2 at least, trusts redis_tls_ca_file (else the system's
+// roots) and presents redis_tls_cert_file/redis_tls_key_file when set; the
+// files are read once, here. The files mean the operator wants TLS, so with
+// a redis:// URL they are an error rather than silently unused, and rather
+// than switching TLS on behind a URL that says plain TCP.
+//
+// When the URL's host is a DNS name, every node's certificate is checked
+// against that name: Cluster nodes and a Sentinel's master are announced by
+// IP address, which a managed service's certificate (signed for its
+// endpoint's name or a wildcard) does not list. When the host is an IP
+// address no name is set, so each connection checks the address it dialed
+// against the certificate's IP SANs: the master a sentinel names is checked
+// at its own address, not the sentinel's.
+func redisTLS(cfg *config, u *url.URL) (*tls.Config, error) {
+	files := []struct{ key, file string }{
+		{"redis_tls_ca_file", cfg.RedisTLSCAFile},
+		{"redis_tls_cert_file", cfg.RedisTLSCertFile},
+		{"redis_tls_key_file", cfg.RedisTLSKeyFile},
+	}
+	if u.Scheme != "rediss" {
+		for _, f := range files {
+			if f.file != "" {
+				return nil, &configError{key: f.key, source: "combined", reason: "needs a rediss:// redis_url: the TLS files ask for TLS, and redis:// is plain TCP"}
+			}
+		}
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if host := u.Hostname(); net.ParseIP(host) == nil {
+		c.ServerName = host
+	}
+	read := func(key, file string) ([]byte, error) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			// The *PathError's inner error says why without repeating
+			// anything from the file.
+			reason := "cannot read the file"
+			if inner := errors.Unwrap(err); inner != nil {
+				reason += ": " + inner.Error()
+			}
+			return nil, &configError{key: key, source: "file", reason: reason}
+		}
+		return b, nil
+	}
+	if cfg.RedisTLSCAFile != "" {
+		pem, err := read("redis_tls_ca_file", cfg.RedisTLSCAFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &configError{key: "redis_tls_ca_file", source: "file", reason: "holds no PEM certificate"}
+		}
+		c.RootCAs = pool
+	}
+	switch certFile, keyFile := cfg.RedisTLSCertFile, cfg.RedisTLSKeyFile; {
+	case certFile != "" && keyFile == "":
+		return nil, &configError{key: "redis_tls_key_file", source: "combined", reason: "required with redis_tls_cert_file"}
+	case keyFile != "" && certFile == "":
+		return nil, &configError{key: "redis_tls_cert_file", source: "combined", reason: "required with redis_tls_key_file"}
+	case certFile != "":
+		certPEM, err := read("redis_tls_cert_file", certFile)
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := read("redis_tls_key_file", keyFile)
+		if err != nil {
+			return nil, err
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			// crypto/tls's reasons name PEM block types and mismatches,
+			// never the bytes.
+			return nil, &configError{key: "redis_tls_cert_file", source: "file", reason: "not a certificate matching redis_tls_key_file: " + err.Error()}
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return c, nil
+}
+
+// withURLVerify is ours with the URL's skip_verify=true kept (go-redis
+// read it into parsed); nil when the URL is not rediss://.
+func withURLVerify(ours, parsed *tls.Config) *tls.Config {
+	if ours == nil {
+		return nil
+	}
+	c := ours.Clone()
+	c.InsecureSkipVerify = parsed != nil && parsed.InsecureSkipVerify
+	return c
+}
+
+// clusterStateReload is how often a Cluster client re-reads the slot map
+// while it sends commands: one CLUSTER SLOTS a second per replica, and a
+// failed-over master's slots are found at its successor within a second.
+const clusterStateReload = time.Second
 
 // failFast shortens go-redis's defaults (5 dial attempts, each command
 // retried 3 times: seconds per failing request) so that a dead Redis turns

@@ -16,11 +16,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
@@ -78,7 +76,15 @@ func versionOf(data []byte) string {
 
 // reloader is one replica's part of live reload.
 type reloader struct {
-	cfg      *config
+	// cfg is the configuration the document is built with: a
+	// configuration reload replaces it (under mu), with what it keeps of
+	// the running one: location, interval and reload settings stay.
+	cfg *config
+	// mu guards cfg, active, activeData and staged: the reload loop and a
+	// configuration reload (configReloader) both build catalogs.
+	mu sync.Mutex
+	// hup asks for a re-read (SIGHUP, after the configuration's reload).
+	hup      chan struct{}
 	log      *slog.Logger
 	srv      *gateway.Server
 	docs     documents.Store
@@ -88,10 +94,12 @@ type reloader struct {
 	src      *source // nil: nothing to re-read (the demo)
 	upstream string
 	build    func(ctx context.Context, data []byte) (*gateway.Catalog, error)
+	metrics  *reloadMetrics // nil: none
 
-	active  string // the version served
-	fetched string // the version this replica last fetched
-	staged  *staged
+	active     string // the version served
+	activeData []byte // its document
+	fetched    string // the version this replica last fetched
+	staged     *staged
 	// announce tells clients what the active version changed, once every
 	// live replica serves it (or activationTimeout after it began).
 	announce      func()
@@ -102,19 +110,20 @@ type reloader struct {
 type staged struct {
 	version documents.Version
 	catalog *gateway.Catalog
+	data    []byte
 }
 
-// run reloads until ctx ends. hup receives SIGHUP.
+// run reloads until ctx ends; a signal on rl.hup re-reads the document.
 func (rl *reloader) run(ctx context.Context, initial []byte) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	rl.mu.Lock()
+	interval, location := rl.cfg.OpenAPIReloadInterval, rl.cfg.OpenAPI // restart-only: read once
+	rl.mu.Unlock()
 	if initial != nil {
 		rl.publish(ctx, rl.active, initial, "startup") // active is initial's version: it serves it
 	}
 	var fetchTick <-chan time.Time
-	if rl.cfg.OpenAPIReloadInterval > 0 && rl.src != nil {
-		t := time.NewTicker(rl.cfg.OpenAPIReloadInterval)
+	if interval > 0 && rl.src != nil {
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		fetchTick = t.C
 	}
@@ -133,12 +142,13 @@ func (rl *reloader) run(ctx context.Context, initial []byte) {
 			_ = rl.docs.Leave(lctx, rl.replica)
 			cancel()
 			return
-		case <-hup:
-			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", rl.cfg.OpenAPI)
+		case <-rl.hup:
+			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", location)
 			rl.fetch(ctx, false)
 		case <-fetchTick:
 			lctx, cancel := context.WithTimeout(ctx, time.Second)
-			held, err := rl.lease.Acquire(lctx, "reload", rl.replica, 3*rl.cfg.OpenAPIReloadInterval)
+			held, err := rl.lease.Acquire(lctx, "reload", rl.replica, 3*interval)
+			rl.metrics.leaseHeld(err == nil && held)
 			cancel()
 			if err != nil {
 				rl.log.Warn("taking the reload lease failed", "err", err)
@@ -161,6 +171,7 @@ func (rl *reloader) fetch(ctx context.Context, conditional bool) {
 	switch {
 	case err != nil:
 		rl.log.Warn("re-reading the OpenAPI document failed; serving the running version", "err", err, "version", short(rl.active))
+		rl.metrics.reloaded(reloadReadFailed)
 		return
 	case data == nil:
 		return // 304
@@ -175,12 +186,15 @@ func (rl *reloader) fetch(ctx context.Context, conditional bool) {
 // publish checks that data (version id) loads, then makes it the store's
 // current version (this replica stages it at once).
 func (rl *reloader) publish(ctx context.Context, id string, data []byte, why string) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	rl.fetched = id
 	var cat *gateway.Catalog
 	if id != rl.active {
 		var err error
 		if cat, err = rl.build(ctx, data); err != nil {
 			rl.log.Warn("the re-read OpenAPI document does not load; serving the running version", "err", err, "version", short(rl.active))
+			rl.metrics.reloaded(reloadInvalid)
 			return
 		}
 	}
@@ -189,6 +203,7 @@ func (rl *reloader) publish(ctx context.Context, id string, data []byte, why str
 	v, changed, err := rl.docs.Publish(sctx, id, data)
 	if err != nil {
 		rl.log.Warn("publishing the OpenAPI document failed", "err", err)
+		rl.metrics.reloaded(reloadPublishFailed)
 		return
 	}
 	if !changed {
@@ -196,7 +211,7 @@ func (rl *reloader) publish(ctx context.Context, id string, data []byte, why str
 	}
 	rl.log.Info("published a new OpenAPI document version", "version", short(id), "why", why)
 	if cat != nil {
-		rl.staged = &staged{version: v, catalog: cat}
+		rl.staged = &staged{version: v, catalog: cat, data: data}
 	}
 	_ = rl.bus.Publish(sctx, reloadTopic, []byte(id))
 }
@@ -205,6 +220,8 @@ func (rl *reloader) publish(ctx context.Context, id string, data []byte, why str
 // this replica has, and activates a staged version once every live
 // replica has it (or the wait timed out).
 func (rl *reloader) check(ctx context.Context) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cur, ok, err := rl.docs.Current(sctx)
@@ -219,12 +236,13 @@ func (rl *reloader) check(ctx context.Context) {
 		if err == nil {
 			var cat *gateway.Catalog
 			if cat, err = rl.build(ctx, data); err == nil {
-				rl.staged = &staged{version: cur, catalog: cat}
+				rl.staged = &staged{version: cur, catalog: cat, data: data}
 				rl.log.Info("loaded a new OpenAPI document version; waiting for the other replicas", "version", short(cur.ID))
 			}
 		}
 		if err != nil {
 			rl.log.Warn("loading the published OpenAPI document failed; serving the running version", "err", err, "version", short(cur.ID))
+			rl.metrics.reloaded(reloadInvalid)
 		}
 	}
 	rl.report(sctx)
@@ -257,8 +275,9 @@ func (rl *reloader) check(ctx context.Context) {
 		rl.announce() // the version before was never announced: do it now
 	}
 	rl.announce, rl.announceSince = rl.srv.ReplaceCatalog(*rl.staged.catalog), time.Now()
-	rl.active = rl.staged.version.ID
+	rl.active, rl.activeData = rl.staged.version.ID, rl.staged.data
 	rl.log.Info("serving the new OpenAPI document version", "version", short(rl.active), "tools", rl.staged.catalog.Tools.Len())
+	rl.metrics.reloaded(reloadApplied)
 	rl.staged = nil
 	rl.report(sctx)
 }

@@ -11,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,12 +43,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 && args[0] == "tools" {
 		return runTools(ctx, args[1:], stdout, stderr, getenv)
 	}
+	if len(args) > 0 && args[0] == "demo-cluster" {
+		return runDemoCluster(ctx, args[1:], stdout, stderr)
+	}
 	cfg, _, err := loadConfig("mcp-gateway", args, getenv, stderr)
 	if code, done := configExit(err, stdout, stderr); done {
 		return code
 	}
-	log := newLogger(stderr, cfg)
+	log, level := newLeveledLogger(stderr, cfg)
 	warnExposure(cfg, log)
+	// SIGHUP from now on reloads (once serving): never its default, the
+	// end of the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -59,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return exitConfig
 		}
 		defer c.Close()
+		instrumentRedis(c, reg)
 		if err := pingRedis(ctx, c); err != nil {
 			log.Warn("starting unready; the gateway serves once Redis answers", "err", err)
 		}
@@ -74,6 +85,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		defer auditLog.Close()
 	}
 	replica := replicaName()
+	tracer, err := newTracing(ctx, cfg, getenv, replica, call.NewTransport(), log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitConfig
+	}
+	defer func() {
+		// The spans of the last requests are flushed once the servers
+		// have stopped.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tracer.shutdown(fctx, log)
+	}()
+	tracer.traceRedis(redisC)
 	var webhookSecret []byte
 	if cfg.WebhookSecretFile != "" {
 		secret, err := readSecretFile(cfg.WebhookSecretFile)
@@ -89,10 +113,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitConfig
 	}
 	shared := endpointShared{reg: reg, redis: redisC, audit: auditLog, replica: replica, webhookSecret: webhookSecret, stateKey: stateKey,
-		several: len(cfg.APIs) > 0, gate: quota.NewMemoryGate()}
-	if cfg.MaxSessionsPerClient > 0 || cfg.MaxSessions > 0 {
-		shared.counter = quota.NewMemorySessionCounter()
-	}
+		several: len(cfg.APIs) > 0, gate: quota.NewMemoryGate(), tracing: tracer}
+	// Sessions are counted even without caps: a reload may set them.
+	shared.counter = quota.NewMemorySessionCounter()
 	if redisC != nil {
 		shared.gate, shared.counter = sharedLimits(redisC, cfg.RedisPrefix)
 	}
@@ -101,22 +124,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
 		return exitConfig
 	}
-	var eps []*endpoint
-	for i, group := range groups {
-		ep, code := startEndpoint(ctx, group, i == 0, shared, log, stderr)
-		if ep != nil {
-			defer ep.close()
-		}
-		if code != exitOK {
-			return code
-		}
-		eps = append(eps, ep)
-	}
-	handler, mcpOnly, err := combinedHandlers(eps, reg)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
-		return exitConfig
-	}
+	// Listen before the endpoints are built: probes reach a gateway that
+	// waits for its backend's document (openapi_wait), and learn why it
+	// is not ready; the endpoints' handlers replace the starting ones.
+	shared.status = &startStatus{}
+	shared.status.set("loading the OpenAPI document")
+	mainH, adminH := &swapHandler{}, &swapHandler{}
+	mainH.set(startingHandler(shared.status, true, cfg.AdminListen == ""))
+	adminH.set(startingHandler(shared.status, false, true))
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s: %v\n", cfg.Listen, err)
@@ -133,20 +148,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s (admin_listen): %v\n", cfg.AdminListen, err)
 			return exitFailure
 		}
-		adminSrv = &http.Server{Handler: adminHandler(eps, reg), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
+		adminSrv = &http.Server{Handler: adminH, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: cfg.IdleTimeout,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-		handler = mcpOnly
 		go func() { adminDone <- adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 		log.Info("admin endpoints on their own listener", "url", "http://"+adminLn.Addr().String(), "paths", "/metrics /healthz /readyz")
 	}
 	httpSrv := &http.Server{
-		Handler:           handler,
+		Handler:           mainH,
 		ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
 		IdleTimeout:       cfg.IdleTimeout,
 		// No WriteTimeout: SSE streams are long-lived by design.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- httpSrv.Serve(ln) }()
+	defer httpSrv.Close() // a start that fails; after Shutdown it does nothing
+
+	var eps []*endpoint
+	for i, group := range groups {
+		ep, code := startEndpoint(ctx, group, i == 0, shared, log, stderr)
+		if ep != nil {
+			defer ep.close()
+		}
+		if code == exitStopped {
+			log.Info("stopped while waiting for the OpenAPI document")
+			return exitOK
+		}
+		if code != exitOK {
+			return code
+		}
+		eps = append(eps, ep)
+	}
+	handler, mcpOnly, err := combinedHandlers(eps, reg)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-gateway: %v\n", err)
+		return exitConfig
+	}
+	if adminSrv != nil {
+		handler = mcpOnly
+	}
+	shared.status.set("not yet subscribed to the other replicas' broadcasts")
 	runCtx, stopRun := context.WithCancel(context.Background())
 	var running sync.WaitGroup
 	for _, ep := range eps {
@@ -170,6 +212,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		break
 	}
+	mainH.set(handler)
+	if adminSrv != nil {
+		adminH.set(adminHandler(eps, reg))
+	}
 
 	for _, ep := range eps {
 		url := "http://" + ln.Addr().String() + ep.cfg.MountPath
@@ -180,9 +226,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			log.Info("serving the 2024-11-05 HTTP+SSE transport", "url", "http://"+ln.Addr().String()+p, "api", ep.name)
 		}
 	}
-
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- httpSrv.Serve(ln) }()
+	// After the lines above, which read the endpoints a reload changes.
+	cr := &configReloader{args: args, getenv: getenv, log: log, level: level, cur: cfg, eps: eps}
+	running.Go(func() { cr.run(runCtx, hup) })
 
 	code := exitOK
 	select {
@@ -302,14 +348,28 @@ func configExit(err error, stdout, stderr io.Writer) (int, bool) {
 }
 
 func newLogger(w io.Writer, cfg *config) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	log, _ := newLeveledLogger(w, cfg)
+	return log
+}
+
+// newLeveledLogger is newLogger with its level, which a configuration
+// reload sets in place.
+func newLeveledLogger(w io.Writer, cfg *config) (*slog.Logger, *slog.LevelVar) {
+	lvl := &slog.LevelVar{}
+	lvl.Set(logLevel(cfg.LogLevel))
 	opts := &slog.HandlerOptions{Level: lvl}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.LogFormat == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(redactingHandler{next: h, r: newRedactor(cfg)})
+	return slog.New(redactingHandler{next: h, r: newRedactor(cfg)}), lvl
+}
+
+// logLevel is log_level's level (validated: debug, info, warn, error).
+func logLevel(s string) slog.Level {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(s))
+	return lvl
 }
 
 // loadOptions are how the document and its $refs are read.
@@ -319,7 +379,7 @@ func loadOptions(cfg *config) openapi.LoadOptions {
 
 // buildCatalog loads the document, generates the tools and prepares the
 // caller; each failure names what failed.
-func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstream string, log *slog.Logger) (*gateway.Catalog, error) {
+func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstream string, backend http.RoundTripper, log *slog.Logger) (*gateway.Catalog, error) {
 	doc, set, err := loadToolSet(ctx, cfg, data, location, log)
 	if err != nil {
 		return nil, err
@@ -376,6 +436,7 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		BearerAlways:       cfg.BackendBearerAlways,
 		ErrorBody:          cfg.BackendErrorBody,
 		MaxRequestURLBytes: int(min(cfg.MaxRequestURL, math.MaxInt32)),
+		Transport:          backend,
 
 		OAuthTokenURL:         cfg.BackendOAuthTokenURL,
 		OAuthClientID:         cfg.BackendOAuthClientID,

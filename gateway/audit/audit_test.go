@@ -289,7 +289,7 @@ func TestRecordNeverBlocks(t *testing.T) {
 # HELP mcpgw_audit_dropped_total Audit records lost: the queue was full, the writer was closed, or a write to the destination failed.
 # TYPE mcpgw_audit_dropped_total counter
 mcpgw_audit_dropped_total 99000
-# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, other).
+# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, input_required, other).
 # TYPE mcpgw_audit_records_total counter
 mcpgw_audit_records_total{outcome="ok"} 1001
 `), "mcpgw_audit_dropped_total", "mcpgw_audit_records_total"))
@@ -340,7 +340,7 @@ func TestCloseDrains(t *testing.T) {
 	require.NotContains(t, out.String(), "late")
 	require.Equal(t, 1.0, testutil.ToFloat64(w.metrics.dropped), "a record after Close is dropped")
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, other).
+# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, input_required, other).
 # TYPE mcpgw_audit_records_total counter
 mcpgw_audit_records_total{outcome="cancelled"} 1000
 mcpgw_audit_records_total{outcome="denied"} 1000
@@ -524,7 +524,7 @@ func TestWriteErrors(t *testing.T) {
 # HELP mcpgw_audit_dropped_total Audit records lost: the queue was full, the writer was closed, or a write to the destination failed.
 # TYPE mcpgw_audit_dropped_total counter
 mcpgw_audit_dropped_total 1
-# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, other).
+# HELP mcpgw_audit_records_total Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, input_required, other).
 # TYPE mcpgw_audit_records_total counter
 mcpgw_audit_records_total{outcome="ok"} 1
 # HELP mcpgw_audit_write_errors_total Failed writes to the audit destination (disk full, closed pipe); the records they held count as dropped.

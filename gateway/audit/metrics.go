@@ -18,7 +18,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_audit_records_total",
-			Help: "Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, other).",
+			Help: "Audit records written to the destination, by call outcome (ok, tool_error, denied, error, cancelled, input_required, other).",
 		}, []string{"outcome"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcpgw_audit_dropped_total",
@@ -45,7 +45,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // outcomes are the record counter's label values; anything else is
 // counted as "other", so that callers cannot grow the label set.
-var outcomes = [...]string{OutcomeOK, OutcomeToolError, OutcomeDenied, OutcomeError, OutcomeCancelled, "other"}
+var outcomes = [...]string{OutcomeOK, OutcomeToolError, OutcomeDenied, OutcomeError, OutcomeCancelled, OutcomeInputRequired, "other"}
 
 // outcomeIndex is the index of o in outcomes.
 func outcomeIndex(o string) int {

@@ -36,8 +36,34 @@ type Failure struct {
 	// ResourceMetadata is the absolute URL of the protected resource
 	// metadata (RFC 9728 §5.1); empty leaves it out of the challenge.
 	ResourceMetadata string
+	// Reason is why, in a closed set (the Reason* constants) that
+	// metrics may use as a label; empty means ReasonInvalidToken.
+	Reason string
 
 	cause error
+}
+
+// Reasons of a Failure, finer than its Code and never more than these.
+const (
+	ReasonMissingToken     = "missing_token"     // no credentials, or not a Bearer token
+	ReasonMalformedRequest = "malformed_request" // a token in the URL or a form, two headers, an empty token
+	ReasonMalformedToken   = "malformed_token"   // not a JWT, too large, a bad key id
+	ReasonInvalidSignature = "invalid_signature" // the signature, its algorithm or key does not verify
+	ReasonWrongIssuer      = "wrong_issuer"
+	ReasonWrongAudience    = "wrong_audience"
+	ReasonExpired          = "expired"
+	ReasonNotYetValid      = "not_yet_valid" // nbf in the future, or issued in the future
+	ReasonMissingClaim     = "missing_claim" // no iss, aud, exp or sub
+	ReasonUnverifiable     = "unverifiable"  // the keys could not be had
+	ReasonInvalidToken     = "invalid_token" // anything else
+)
+
+// FailureReason is Reason, ReasonInvalidToken when unset.
+func (f *Failure) FailureReason() string {
+	if f.Reason == "" {
+		return ReasonInvalidToken
+	}
+	return f.Reason
 }
 
 // Error is the Description, safe to send to the client.
@@ -125,16 +151,21 @@ func writeQuoted(b *strings.Builder, s string) {
 }
 
 // failure builds a refusal carrying the verifier's metadata URL.
-func (v *Verifier) failure(status int, code, description string, cause error) *Failure {
-	return &Failure{Status: status, Code: code, Description: description, ResourceMetadata: v.cfg.ResourceMetadataURL, cause: cause}
+func (v *Verifier) failure(status int, code, reason, description string, cause error) *Failure {
+	return &Failure{Status: status, Code: code, Reason: reason, Description: description, ResourceMetadata: v.cfg.ResourceMetadataURL, cause: cause}
+}
+
+// missingToken is the 401 of a request without a bearer token.
+func (v *Verifier) missingToken(description string) *Failure {
+	return v.failure(http.StatusUnauthorized, "", ReasonMissingToken, description, nil)
 }
 
 // invalidToken is a 401 invalid_token refusal.
-func (v *Verifier) invalidToken(description string, cause error) *Failure {
-	return v.failure(http.StatusUnauthorized, CodeInvalidToken, description, cause)
+func (v *Verifier) invalidToken(reason, description string, cause error) *Failure {
+	return v.failure(http.StatusUnauthorized, CodeInvalidToken, reason, description, cause)
 }
 
 // invalidRequest is a 400 invalid_request refusal.
 func (v *Verifier) invalidRequest(description string) *Failure {
-	return v.failure(http.StatusBadRequest, CodeInvalidRequest, description, nil)
+	return v.failure(http.StatusBadRequest, CodeInvalidRequest, ReasonMalformedRequest, description, nil)
 }

@@ -230,7 +230,7 @@ func (v *Verifier) Authenticate(r *http.Request) (*mcp.Principal, error) {
 		if v.cfg.Anonymous {
 			return nil, nil
 		}
-		return nil, v.failure(http.StatusUnauthorized, "", "the request has no bearer token", nil)
+		return nil, v.missingToken("the request has no bearer token")
 	}
 	now := time.Now()
 	if p, kid := v.cache.get(raw, now); p != nil && v.keyStillServes(r.Context(), kid) {
@@ -287,16 +287,16 @@ func (v *Verifier) bearer(r *http.Request) (string, *Failure) {
 	}
 	scheme, token, _ := strings.Cut(values[0], " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return "", v.failure(http.StatusUnauthorized, "", "the request has no bearer token: the Authorization scheme must be Bearer", nil)
+		return "", v.missingToken("the request has no bearer token: the Authorization scheme must be Bearer")
 	}
 	token = strings.Trim(token, " \t")
 	switch {
 	case token == "":
 		return "", v.invalidRequest("the bearer token is empty")
 	case len(token) > maxTokenBytes:
-		return "", v.invalidToken("the token is too large", nil)
+		return "", v.invalidToken(ReasonMalformedToken, "the token is too large", nil)
 	case !isB64Token(token):
-		return "", v.invalidToken("the token is malformed", nil)
+		return "", v.invalidToken(ReasonMalformedToken, "the token is malformed", nil)
 	}
 	return token, nil
 }
@@ -329,53 +329,53 @@ func isB64Token(s string) bool {
 // does not refresh it in vain.
 func (v *Verifier) refusal(tok *jwt.Token, c *claims, err error) *Failure {
 	badAlg := tok != nil && (tok.Method == nil || !slices.Contains(v.algs, tok.Method.Alg()))
-	var why string
+	var reason, why string
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed), errors.Is(err, errKID):
-		why = "the token is malformed"
+		reason, why = ReasonMalformedToken, "the token is malformed"
 	case badAlg || errors.Is(err, errAlgorithm):
-		why = "the token's signing algorithm is not accepted"
+		reason, why = ReasonInvalidSignature, "the token's signing algorithm is not accepted"
 	case errors.Is(err, errCrit):
-		why = "the token has critical header parameters this resource does not understand"
+		reason, why = ReasonMalformedToken, "the token has critical header parameters this resource does not understand"
 	case errors.Is(err, errIssuer) && c.Issuer == "":
-		why = "the token has no issuer"
+		reason, why = ReasonMissingClaim, "the token has no issuer"
 	case errors.Is(err, errIssuer):
 		// Checked before the key, unverified: it only refuses.
-		why = "the token is from another issuer"
+		reason, why = ReasonWrongIssuer, "the token is from another issuer"
 	case errors.Is(err, errUnknownKey):
-		why = "the token's signing key is unknown"
+		reason, why = ReasonInvalidSignature, "the token's signing key is unknown"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		why = "the token cannot be verified"
+		reason, why = ReasonUnverifiable, "the token cannot be verified"
 	case errors.Is(err, errKeyType), errors.Is(err, keyfunc.ErrKeyfunc):
 		// keyfunc refuses a key whose alg or use does not fit the token.
-		why = "the token's signing key does not fit its algorithm"
+		reason, why = ReasonInvalidSignature, "the token's signing key does not fit its algorithm"
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
-		why = "the token cannot be verified"
+		reason, why = ReasonUnverifiable, "the token cannot be verified"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		why = "the token's signature is invalid"
+		reason, why = ReasonInvalidSignature, "the token's signature is invalid"
 	case !errors.Is(err, jwt.ErrTokenInvalidClaims):
-		why = "the token is invalid"
+		reason, why = ReasonInvalidToken, "the token is invalid"
 	// The signature holds; c is the token's claims.
 	case c.Issuer == "":
-		why = "the token has no issuer"
+		reason, why = ReasonMissingClaim, "the token has no issuer"
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		why = "the token is from another issuer"
+		reason, why = ReasonWrongIssuer, "the token is from another issuer"
 	case len(c.Audience) == 0:
-		why = "the token has no audience"
+		reason, why = ReasonMissingClaim, "the token has no audience"
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		why = "the token is not meant for this resource"
+		reason, why = ReasonWrongAudience, "the token is not meant for this resource"
 	case c.ExpiresAt == nil:
-		why = "the token has no expiry time"
+		reason, why = ReasonMissingClaim, "the token has no expiry time"
 	case errors.Is(err, errNoSubject):
-		why = "the token has no subject"
+		reason, why = ReasonMissingClaim, "the token has no subject"
 	case errors.Is(err, jwt.ErrTokenExpired):
-		why = "the token has expired"
+		reason, why = ReasonExpired, "the token has expired"
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
-		why = "the token is not valid yet"
+		reason, why = ReasonNotYetValid, "the token is not valid yet"
 	case errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		why = "the token was issued in the future"
+		reason, why = ReasonNotYetValid, "the token was issued in the future"
 	default:
-		why = "the token is invalid"
+		reason, why = ReasonInvalidToken, "the token is invalid"
 	}
-	return v.invalidToken(why, err)
+	return v.invalidToken(reason, why, err)
 }

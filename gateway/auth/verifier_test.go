@@ -125,6 +125,26 @@ func TestAuthenticatePrincipal(t *testing.T) {
 	}
 }
 
+// reasons are the Failure reasons of the refusals, by description.
+var reasons = map[string]string{
+	"the token has expired":                                                      ReasonExpired,
+	"the token is not valid yet":                                                 ReasonNotYetValid,
+	"the token was issued in the future":                                         ReasonNotYetValid,
+	"the token is from another issuer":                                           ReasonWrongIssuer,
+	"the token has no issuer":                                                    ReasonMissingClaim,
+	"the token is not meant for this resource":                                   ReasonWrongAudience,
+	"the token has no audience":                                                  ReasonMissingClaim,
+	"the token has no expiry time":                                               ReasonMissingClaim,
+	"the token has no subject":                                                   ReasonMissingClaim,
+	"the token is malformed":                                                     ReasonMalformedToken,
+	"the token is too large":                                                     ReasonMalformedToken,
+	"the token's signing algorithm is not accepted":                              ReasonInvalidSignature,
+	"the token's signature is invalid":                                           ReasonInvalidSignature,
+	"the token's signing key is unknown":                                         ReasonInvalidSignature,
+	"the token's signing key does not fit its algorithm":                         ReasonInvalidSignature,
+	"the token has critical header parameters this resource does not understand": ReasonMalformedToken,
+}
+
 func TestAuthenticateRefusesBadTokens(t *testing.T) {
 	key := rsaKey(0, "k1", jwt.SigningMethodRS256)
 	ec := ecKey(t, "e1", elliptic.P256(), jwt.SigningMethodES256)
@@ -243,6 +263,7 @@ func TestAuthenticateRefusesBadTokens(t *testing.T) {
 			require.Equal(t, CodeInvalidToken, f.Code)
 			require.Equal(t, tc.why, f.Description)
 			require.Equal(t, tc.why, f.Error())
+			require.Equal(t, reasons[tc.why], f.FailureReason(), "the metrics' reason")
 			require.Equal(t, `Bearer error="invalid_token", error_description="`+tc.why+`", resource_metadata="`+metadataURL+`"`, f.WWWAuthenticate())
 			require.NotContains(t, f.Error(), raw)
 		})

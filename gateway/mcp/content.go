@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 )
 
 // CallToolResult is an MCP CallToolResult. Nothing in it is shared with
@@ -94,6 +95,9 @@ type PooledResult struct {
 	denied string
 	// status is the backend's HTTP status; zero when no backend answered.
 	status int
+	// backendTime is how long the backend exchange took; zero when
+	// nothing was sent.
+	backendTime time.Duration
 }
 
 // Denied names the check that refused the call without running it
@@ -110,6 +114,13 @@ func (p *PooledResult) BackendStatus() int { return p.status }
 
 // SetBackendStatus records the backend's HTTP status.
 func (p *PooledResult) SetBackendStatus(status int) { p.status = status }
+
+// BackendTime is how long the backend took, from sending the request to
+// reading its answer (or giving up on it); zero when nothing was sent.
+func (p *PooledResult) BackendTime() time.Duration { return p.backendTime }
+
+// SetBackendTime records how long the backend took.
+func (p *PooledResult) SetBackendTime(d time.Duration) { p.backendTime = d }
 
 // NewPooledResult wraps res, whose strings may point into buf; release
 // (when not nil) is given buf back once nothing refers to it.

@@ -53,8 +53,13 @@ type Request struct {
 	// the backend (a REST-backed resource's GET, the tool an
 	// operation-backed resource or prompt embeds), and BackendStatus its
 	// answer: the audit log records such requests as calls of it.
+	// BackendStatus and BackendTime (the time the backend took, every
+	// round of the call; zero when nothing was sent) are also a
+	// tools/call's, for the metrics; BackendStatus is then 0 when an
+	// exchange got no answer.
 	Backend       string
 	BackendStatus int
+	BackendTime   time.Duration
 	// Surface is the part of the served tools this connection chose.
 	Surface Surface
 }

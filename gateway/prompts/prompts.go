@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
@@ -110,9 +111,15 @@ type Feature struct {
 	callTool func(r *mcp.Request, name string, args map[string]string) (*mcp.CallToolResult, error)
 	permits  func(r *mcp.Request, name string) bool
 	values   valuesCache
-	listed   []listedPrompt // what prompts/list sends, in declared order
-	byName   map[string]*prompt
-	tag      string // fingerprint of the prompt names, bound into cursors
+	// set is what is served: SetDeclared replaces it while serving.
+	set atomic.Pointer[promptSet]
+}
+
+// promptSet is one generation of the declared prompts.
+type promptSet struct {
+	listed []listedPrompt // what prompts/list sends, in declared order
+	byName map[string]*prompt
+	tag    string // fingerprint of the prompt names, bound into cursors
 }
 
 // prompt is a declared prompt made ready to render.
@@ -139,29 +146,51 @@ type message struct {
 // New validates cfg and returns the feature. An error names the prompt
 // and, when it is about one, the message.
 func New(cfg Config, deps Deps) (*Feature, error) {
-	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, callTool: deps.CallTool, permits: deps.Permits, byName: make(map[string]*prompt, len(cfg.Declared))}
+	f := &Feature{pageSize: cfg.PageSize, read: deps.ReadResource, callTool: deps.CallTool, permits: deps.Permits}
 	if f.pageSize <= 0 {
 		f.pageSize = 100
 	}
+	if err := f.SetDeclared(cfg.Declared); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// SetDeclared serves decl instead of the prompts served now, atomically;
+// an error (named as New names it) leaves them as they are.
+func (f *Feature) SetDeclared(decl []Declared) error {
+	set, err := compileSet(decl)
+	if err != nil {
+		return err
+	}
+	f.set.Store(set)
+	return nil
+}
+
+// Len is how many prompts are served.
+func (f *Feature) Len() int { return len(f.set.Load().listed) }
+
+func compileSet(decl []Declared) (*promptSet, error) {
+	set := &promptSet{byName: make(map[string]*prompt, len(decl))}
 	h := fnv.New64a()
-	for i, d := range cfg.Declared {
+	for i, d := range decl {
 		if d.Name == "" {
 			return nil, fmt.Errorf("prompts[%d]: needs a name", i)
 		}
-		if _, dup := f.byName[d.Name]; dup {
+		if _, dup := set.byName[d.Name]; dup {
 			return nil, fmt.Errorf("prompt %q: declared twice", d.Name)
 		}
 		p, err := compile(d)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %q: %w", d.Name, err)
 		}
-		f.byName[d.Name] = p
-		f.listed = append(f.listed, listing(d))
+		set.byName[d.Name] = p
+		set.listed = append(set.listed, listing(d))
 		h.Write([]byte(d.Name))
 		h.Write([]byte{0})
 	}
-	f.tag = strconv.FormatUint(h.Sum64(), 36)
-	return f, nil
+	set.tag = strconv.FormatUint(h.Sum64(), 36)
+	return set, nil
 }
 
 func compile(d Declared) (*prompt, error) {
@@ -273,7 +302,7 @@ func (f *Feature) Register(r mcp.Router) {
 // may use depends on the tools' scopes, which a document reload changes).
 func (f *Feature) Fingerprint(r *mcp.Request) string {
 	h := fnv.New64a()
-	for _, l := range f.visible(r) {
+	for _, l := range f.visible(r, f.set.Load()) {
 		h.Write([]byte(l.Name))
 		h.Write([]byte{0})
 	}
@@ -282,15 +311,15 @@ func (f *Feature) Fingerprint(r *mcp.Request) string {
 
 // visible are the listed prompts r's caller may use: all, unless some call
 // tools it may not.
-func (f *Feature) visible(r *mcp.Request) []listedPrompt {
+func (f *Feature) visible(r *mcp.Request, set *promptSet) []listedPrompt {
 	if f.permits == nil {
-		return f.listed
+		return set.listed
 	}
 	var out []listedPrompt
-	for i, l := range f.listed {
-		if !f.permitted(r, f.byName[l.Name]) {
+	for i, l := range set.listed {
+		if !f.permitted(r, set.byName[l.Name]) {
 			if out == nil {
-				out = append(make([]listedPrompt, 0, len(f.listed)), f.listed[:i]...)
+				out = append(make([]listedPrompt, 0, len(set.listed)), set.listed[:i]...)
 			}
 			continue
 		}
@@ -299,7 +328,7 @@ func (f *Feature) visible(r *mcp.Request) []listedPrompt {
 		}
 	}
 	if out == nil {
-		return f.listed
+		return set.listed
 	}
 	return out
 }
@@ -321,7 +350,7 @@ func (f *Feature) permitted(r *mcp.Request, p *prompt) bool {
 // the arguments already chosen (completion's context.arguments): a
 // ValuesFrom tool is called with them. The caller must not modify values.
 func (f *Feature) ArgumentValues(r *mcp.Request, prompt, arg string, chosen map[string]string) (values []string, ok bool, err error) {
-	p, ok := f.byName[prompt]
+	p, ok := f.set.Load().byName[prompt]
 	if !ok || !f.permitted(r, p) {
 		return nil, false, nil
 	}
@@ -369,14 +398,15 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 	if err := mcp.DecodeParams(r, &p); err != nil {
 		return nil, err
 	}
+	set := f.set.Load()
 	start := 0
 	if p.Cursor != nil {
 		var err error
-		if start, err = mcp.DecodeCursor(*p.Cursor, f.tag, len(f.listed)); err != nil {
+		if start, err = mcp.DecodeCursor(*p.Cursor, set.tag, len(set.listed)); err != nil {
 			return nil, err
 		}
 	}
-	all := f.visible(r)
+	all := f.visible(r, set)
 	if start > len(all) {
 		start = len(all)
 	}
@@ -386,7 +416,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 		// When what a caller sees depends on its scopes (an anonymous
 		// caller would see less), no cache may share the list.
 		nobody := &mcp.Request{Ctx: r.Ctx, Era: r.Era, Version: r.Version, Stamp: r.Stamp}
-		if slices.ContainsFunc(f.listed, func(l listedPrompt) bool { return !f.permitted(nobody, f.byName[l.Name]) }) {
+		if slices.ContainsFunc(set.listed, func(l listedPrompt) bool { return !f.permitted(nobody, set.byName[l.Name]) }) {
 			res.CacheScope = "private"
 		}
 	}
@@ -394,7 +424,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 		res.Prompts = []listedPrompt{}
 	}
 	if end < len(all) {
-		res.NextCursor = mcp.EncodeCursor(f.tag, end)
+		res.NextCursor = mcp.EncodeCursor(set.tag, end)
 	}
 	return res, nil
 }
@@ -461,7 +491,7 @@ func (f *Feature) get(r *mcp.Request) (any, error) {
 			return nil, mcp.InvalidParams("Invalid params for prompts/get: arguments must be an object of strings")
 		}
 	}
-	p, ok := f.byName[*name]
+	p, ok := f.set.Load().byName[*name]
 	if !ok || !f.permitted(r, p) {
 		return nil, mcp.InvalidParams("Unknown prompt: %q", *name)
 	}

@@ -80,9 +80,12 @@ type Deps struct {
 // Feature serves the resources methods.
 type Feature struct {
 	pageSize int
-	declared *compiled
 	deps     Deps
 	current  atomic.Pointer[state]
+	// mu orders SetCatalog and SetDeclared, the writers of current;
+	// declared is read under it.
+	mu       sync.Mutex
+	declared *compiled
 }
 
 // state is one generation of what is served: the declared resources and,
@@ -155,7 +158,25 @@ func (f *Feature) SetCatalog(c Catalog) {
 	if c.Revisions == nil {
 		c.Revisions = mcp.SupportedVersions
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.current.Store(f.build(&c))
+}
+
+// SetDeclared serves decl instead of the declared resources served now,
+// with the built-ins as they are, atomically; an error (named as New
+// names it) leaves them as they are. Subscriptions to a resource that is
+// gone get no more updates.
+func (f *Feature) SetDeclared(decl []Declared) error {
+	c, err := compile(decl)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.declared = c
+	f.current.Store(f.build(f.current.Load().cat))
+	return nil
 }
 
 // build makes the generation serving cat (nil: declared resources only).

@@ -179,7 +179,7 @@ func (f *Feature) run(r *mcp.Request, c *catalog, tool *toolgen.Tool, args json.
 			return f.toolError(r, err.Error()), nil
 		}
 		if !slot.retake(r) {
-			return f.busy(r), nil
+			return f.busy(r, c.conf), nil
 		}
 	}
 }
@@ -192,6 +192,7 @@ func (f *Feature) callBackend(r *mcp.Request, c *catalog, tool *toolgen.Tool, ar
 	stop := f.heartbeat(r, observe)
 	res, need = c.callerFor(tool).CallWith(ctx, tool, args, call.CallOptions{Observe: observe, Input: input})
 	stop()
+	recordBackend(r, res, need)
 	if mcp.Cancelled(ctx, call.ErrTimeout) {
 		if res != nil {
 			res.Release()

@@ -263,11 +263,6 @@ func (f *Feature) structured(r *mcp.Request, v any) (any, error) {
 
 func (f *Feature) metaResult(r *mcp.Request, res *mcp.CallToolResult) *mcp.PooledResult {
 	res.ResultMeta = r.StampResult(false)
-	if res.IsError {
-		f.calls.WithLabelValues("tool_error").Inc()
-	} else {
-		f.calls.WithLabelValues("ok").Inc()
-	}
 	return mcp.Pooled(res)
 }
 

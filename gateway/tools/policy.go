@@ -338,9 +338,9 @@ func (f *Feature) quotaUnavailable(err error) *denial {
 // identity (one round trip to Redis), and one more for global quotas. It
 // returns the release of the concurrency slot (nil when none was taken),
 // or the denial.
-func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, timeout time.Duration) (release func(), d *denial) {
-	pol := &f.cfg.Policy
-	if tp.perTool.Unlimited() && f.cfg.CallLimit.Unlimited() && pol.PerClient.Unlimited() && pol.SessionConcurrency <= 0 && len(tp.quotas) == 0 {
+func (f *Feature) admit(r *mcp.Request, conf *settings, tool *toolgen.Tool, tp *toolPolicy, timeout time.Duration) (release func(), d *denial) {
+	pol := &conf.Policy
+	if tp.perTool.Unlimited() && conf.CallLimit.Unlimited() && pol.PerClient.Unlimited() && pol.SessionConcurrency <= 0 && len(tp.quotas) == 0 {
 		return nil, nil // nothing to count: no allocation, no round trip
 	}
 	identity := r.LimitIdentity()
@@ -350,8 +350,8 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 	if !tp.perTool.Unlimited() {
 		adm.Buckets = append(adm.Buckets, quota.Bucket{Key: "t:" + caller + ":" + tool.Name, Limit: tp.perTool, Scope: "per_tool"})
 	}
-	if !f.cfg.CallLimit.Unlimited() {
-		adm.Buckets = append(adm.Buckets, quota.Bucket{Key: caller, Limit: f.cfg.CallLimit, Scope: "per_session"})
+	if !conf.CallLimit.Unlimited() {
+		adm.Buckets = append(adm.Buckets, quota.Bucket{Key: caller, Limit: conf.CallLimit, Scope: "per_session"})
 	}
 	if !pol.PerClient.Unlimited() {
 		adm.Buckets = append(adm.Buckets, quota.Bucket{Key: "client", Limit: pol.PerClient, Scope: "per_client"})
@@ -399,7 +399,7 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 			f.warnLimited("rate limiter unavailable; letting the call through", err)
 			slot = nil
 		} else if !v.Allowed {
-			return nil, f.deny(v)
+			return nil, f.deny(v, conf)
 		}
 	}
 	if len(other.Quotas) > 0 {
@@ -409,7 +409,7 @@ func (f *Feature) admit(r *mcp.Request, tool *toolgen.Tool, tp *toolPolicy, time
 			if err != nil {
 				return nil, f.quotaUnavailable(err)
 			}
-			return nil, f.deny(v)
+			return nil, f.deny(v, conf)
 		}
 	}
 	if slot == nil {
@@ -434,7 +434,7 @@ func (f *Feature) releaseSlot(identity string, slot *quota.Slot) {
 }
 
 // deny turns a Gate verdict into the sentence the model reads.
-func (f *Feature) deny(v quota.Verdict) *denial {
+func (f *Feature) deny(v quota.Verdict, conf *settings) *denial {
 	wait := max(v.RetryAfter.Round(100*time.Millisecond), 100*time.Millisecond)
 	d := &denial{kind: v.Kind, scope: v.Scope, quota: v.Quota, retryAfter: wait}
 	switch v.Kind {
@@ -443,7 +443,7 @@ func (f *Feature) deny(v quota.Verdict) *denial {
 	case "concurrency":
 		d.kind, d.scope = "rate_limited", "concurrency"
 		d.message = fmt.Sprintf("too many calls of this session are running at once (at most %d); retry in %s when one has finished",
-			f.cfg.Policy.SessionConcurrency, roundWait(wait))
+			conf.Policy.SessionConcurrency, roundWait(wait))
 	default:
 		d.kind = "rate_limited"
 		what := map[string]string{"per_tool": "this tool's", "per_session": "this session's", "per_client": "this client's"}[v.Scope]

@@ -55,13 +55,13 @@ func (f *Feature) Run(r *mcp.Request, name string, do func(op Operation) error) 
 	if tp != nil && !granted(r.Principal, tp.scopes) {
 		return f.insufficientScope(r, tool.Name, tp.scopes)
 	}
-	if f.slots != nil {
-		if !f.takeSlot(r) {
-			return mcp.NewError(mcp.CodeUnavailable, "The gateway is busy: %d backend calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent).
+	if slots := c.conf.slots; slots != nil {
+		if !f.takeSlot(r, slots) {
+			return mcp.NewError(mcp.CodeUnavailable, "The gateway is busy: %d backend calls are running on this replica; retry in 1s", c.conf.MaxConcurrent).
 				WithStatus(http.StatusServiceUnavailable).WithHeader("Retry-After", "1").
 				WithData(map[string]any{"kind": "busy", "retryAfterSeconds": 1})
 		}
-		defer func() { <-f.slots }()
+		defer func() { <-slots }()
 	}
 	if tp != nil {
 		release, d := f.limit(r, c, tool, tp)

@@ -42,7 +42,7 @@ func ValidSchemaRefs(d string) bool { return d == mcp.SchemaRefsDefs || d == mcp
 func (f *Feature) surfaceOf(r *mcp.Request) mcp.Surface {
 	s := r.Surface
 	if s.ToolMode == "" {
-		s.ToolMode = f.cfg.ToolMode
+		s.ToolMode = f.conf.Load().ToolMode
 	}
 	if s.SchemaRefs == "" {
 		s.SchemaRefs = f.cfg.SchemaRefs

@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -13,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
@@ -83,8 +80,6 @@ type Deps struct {
 	Gate quota.Gate
 	// Logger receives the feature's own log; nil means slog.Default().
 	Logger *slog.Logger
-	// Metrics, when set, receives mcpgw_tool_calls_total.
-	Metrics prometheus.Registerer
 	// Input reaches the client for input in the middle of a call; nil
 	// means calls that need input end with an isError result.
 	Input Input
@@ -115,7 +110,9 @@ func (c *Catalog) callerFor(t *toolgen.Tool) *call.Caller {
 type catalog struct {
 	Catalog
 	surfaceState
-	tag string // short fingerprint of the tool set, bound into cursors
+	// conf are the settings this generation serves with (Reconfigure).
+	conf *settings
+	tag  string // short fingerprint of the tool set, bound into cursors
 	// policy is each tool's compiled rules, by name.
 	policy    map[string]*toolPolicy
 	authorize bool
@@ -128,13 +125,26 @@ type Feature struct {
 	cfg      Config
 	gate     quota.Gate
 	log      *slog.Logger
-	calls    *prometheus.CounterVec // outcome
 	current  atomic.Pointer[catalog]
 	input    Input
 	sessions SessionToolsets
 	meta     *metaTools      // the tools of the toolsets and search modes
-	slots    chan struct{}   // nil: unlimited
 	logLimit lograte.Limiter // the limiter's failures, once a second
+	// conf are the settings the next catalog serves with; mu orders
+	// SetCatalog and Reconfigure, the writers of conf and current.
+	conf atomic.Pointer[settings]
+	mu   sync.Mutex
+}
+
+// settings are the Config a catalog serves with: Reconfigure replaces
+// them and the catalog together, so a call reads both from the one
+// catalog it loaded and the hot path costs no more loads than before.
+type settings struct {
+	Config
+	// slots are the running-call slots (MaxConcurrent); nil: unlimited.
+	// A call gives its slot back to the channel it took it from, so
+	// calls running across a change of the bound count against the old.
+	slots chan struct{}
 }
 
 // New returns the feature with no tools until SetCatalog is called.
@@ -166,23 +176,18 @@ func New(cfg Config, deps Deps) *Feature {
 		input:    deps.Input,
 		sessions: deps.Sessions,
 		log:      deps.Logger,
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpgw_tool_calls_total",
-			Help: "tools/call results by outcome: ok, tool_error (isError results, including backend errors), busy (no free slot), denied (scope, rate limit, quota or policy), cancelled.",
-		}, []string{"outcome"}),
 	}
 	f.meta = newMetaTools(cfg.MaxDescription)
 	if f.gate == nil {
 		f.gate = quota.NewMemoryGate()
 	}
+	conf := &settings{Config: cfg}
 	if cfg.MaxConcurrent > 0 {
-		f.slots = make(chan struct{}, cfg.MaxConcurrent)
+		conf.slots = make(chan struct{}, cfg.MaxConcurrent)
 	}
+	f.conf.Store(conf)
 	if f.log == nil {
 		f.log = slog.Default()
-	}
-	if deps.Metrics != nil {
-		deps.Metrics.MustRegister(f.calls)
 	}
 	return f
 }
@@ -195,16 +200,58 @@ func (f *Feature) Register(r mcp.Router) {
 
 // SetCatalog atomically replaces the tools served.
 func (f *Feature) SetCatalog(c Catalog) {
-	cat := &catalog{Catalog: c, tag: toolSetTag(c.Tools),
-		policy: compilePolicy(&f.cfg.Policy, c.Tools), authorize: f.cfg.Policy.Authorize}
-	if err := cat.initSurfaces(&f.cfg); err != nil {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setCatalog(c)
+}
+
+// Reconfigure serves the settings of cfg that may change while serving —
+// CallLimit, MaxConcurrent, Policy (but its Authorize and Challenge,
+// which follow the authentication set up at start), ToolsetsEnabled and
+// ToolMode — with c (nil: the tools served now), in one atomic swap. The
+// other fields of cfg are ignored. Check ToolsetsEnabled against c's
+// tools first (CheckToolsets).
+func (f *Feature) Reconfigure(cfg Config, c *Catalog) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.conf.Load()
+	n := &settings{Config: old.Config, slots: old.slots}
+	n.CallLimit, n.ToolsetsEnabled = cfg.CallLimit, cfg.ToolsetsEnabled
+	if cfg.ToolMode != "" {
+		n.ToolMode = cfg.ToolMode
+	}
+	authorize, challenge := old.Policy.Authorize, old.Policy.Challenge
+	n.Policy = cfg.Policy
+	n.Policy.Authorize, n.Policy.Challenge = authorize, challenge
+	if cfg.MaxConcurrent != old.MaxConcurrent {
+		n.MaxConcurrent, n.slots = cfg.MaxConcurrent, nil
+		if cfg.MaxConcurrent > 0 {
+			n.slots = make(chan struct{}, cfg.MaxConcurrent)
+		}
+	}
+	f.conf.Store(n)
+	if c == nil {
+		cur := f.current.Load()
+		if cur == nil {
+			return
+		}
+		c = &cur.Catalog
+	}
+	f.setCatalog(*c)
+}
+
+func (f *Feature) setCatalog(c Catalog) {
+	conf := f.conf.Load()
+	cat := &catalog{Catalog: c, tag: toolSetTag(c.Tools), conf: conf,
+		policy: compilePolicy(&conf.Policy, c.Tools), authorize: conf.Policy.Authorize}
+	if err := cat.initSurfaces(&conf.Config); err != nil {
 		// Checked before a catalog is built (CheckToolsets): only a
 		// caller that skipped it gets here. Serve no toolset rather than
 		// more than the operator chose.
 		f.log.Error("toolsets_enabled names toolsets the document lacks; serving no tools", "err", err)
 		cat.toolsets, cat.served = map[string]*toolgen.Toolset{}, map[string]bool{}
 	}
-	if f.cfg.SchemaRefs == mcp.SchemaRefsInline && c.Tools != nil {
+	if conf.SchemaRefs == mcp.SchemaRefsInline && c.Tools != nil {
 		// Inlining a large API takes a while (GitHub's: most of a
 		// second): here, not on the first client's tools/list.
 		c.Tools.InlineTools()
@@ -246,7 +293,7 @@ func (f *Feature) list(r *mcp.Request) (any, error) {
 			return nil, err
 		}
 	}
-	end := min(start+f.cfg.PageSize, len(all))
+	end := min(start+c.conf.PageSize, len(all))
 	res := &listResult{Tools: all[start:end], ResultMeta: r.StampResult(true)}
 	if (c.authorize || !r.Surface.IsZero()) && res.CacheScope != "" {
 		// What a caller sees depends on its scopes.
@@ -315,23 +362,20 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	}
 	tp := c.policy[tool.Name]
 	if tp != nil && !granted(r.Principal, tp.scopes) {
-		f.calls.WithLabelValues("denied").Inc()
 		return nil, f.insufficientScope(r, tool.Name, tp.scopes)
 	}
 	var slot *slotHold
-	if f.slots != nil {
-		if !f.takeSlot(r) {
-			f.calls.WithLabelValues("busy").Inc()
-			return f.busy(r), nil
+	if slots := c.conf.slots; slots != nil {
+		if !f.takeSlot(r, slots) {
+			return f.busy(r, c.conf), nil
 		}
-		slot = &slotHold{f: f, held: true}
+		slot = &slotHold{f: f, slots: slots, held: true}
 		defer slot.release()
 	}
 	// After the slot: a call turned away busy spends no rate-limit token.
 	if tp != nil {
 		release, d := f.limit(r, c, tool, tp)
 		if d != nil {
-			f.calls.WithLabelValues("denied").Inc()
 			return mcp.Pooled(d.result(r)).SetDenied(d.reason()), nil
 		}
 		if release != nil {
@@ -350,10 +394,9 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if debug || r.WantsProgress() || r.Enabled(mcp.LevelEmergency) {
 		observe = newReporter(r, tool.Name, start, debug).observe
 	}
+	// The outcome is counted where the audit record classifies it (the
+	// gateway's call middleware): one classification for both.
 	out, err := f.run(r, c, tool, args, observe, slot)
-	if errors.Is(err, mcp.ErrCancelled) {
-		f.calls.WithLabelValues("cancelled").Inc()
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -361,21 +404,16 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 	if !ok {
 		return out, nil // input_required
 	}
-	if d := res.Denied(); d == "busy" {
-		f.calls.WithLabelValues("busy").Inc()
-	} else if d != "" {
-		f.calls.WithLabelValues("denied").Inc() // the user declined
-	} else if res.IsError() {
-		f.calls.WithLabelValues("tool_error").Inc()
+	switch {
+	case res.Denied() != "":
+		// A refusal (busy, declined): its result says why.
+	case res.IsError():
 		if r.Enabled(mcp.LevelWarning) {
 			r.Log(mcp.LevelWarning, map[string]any{"message": "tool call failed", "tool": tool.Name,
 				"elapsedMs": time.Since(start).Milliseconds(), "error": res.Copy().FirstText()})
 		}
-	} else {
-		f.calls.WithLabelValues("ok").Inc()
-		if debug {
-			r.Log(mcp.LevelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": time.Since(start).Milliseconds()})
-		}
+	case debug:
+		r.Log(mcp.LevelDebug, map[string]any{"message": "tool call finished", "tool": tool.Name, "elapsedMs": time.Since(start).Milliseconds()})
 	}
 	res.SetMeta(r.StampResult(false))
 	return res, nil
@@ -397,10 +435,10 @@ func callContext(r *mcp.Request, c *catalog, tool *toolgen.Tool) (context.Contex
 // concurrency slots, then the policy webhook; release (when not nil) gives
 // its slot back once the call is done. A denial is logged to the client.
 func (f *Feature) limit(r *mcp.Request, c *catalog, tool *toolgen.Tool, tp *toolPolicy) (release func(), d *denial) {
-	release, d = f.admit(r, tool, tp, c.callerFor(tool).Timeout(tool))
-	if d == nil && f.cfg.Policy.Webhook != nil {
+	release, d = f.admit(r, c.conf, tool, tp, c.callerFor(tool).Timeout(tool))
+	if d == nil && c.conf.Policy.Webhook != nil {
 		// After the limits: a call they refuse costs the hook nothing.
-		if d = f.ask(r, tool.Name); d != nil && release != nil {
+		if d = f.ask(r, c.conf.Policy.Webhook, tool.Name); d != nil && release != nil {
 			release()
 			release = nil
 		}
@@ -412,8 +450,8 @@ func (f *Feature) limit(r *mcp.Request, c *catalog, tool *toolgen.Tool, tp *tool
 }
 
 // busy is the "retry later" result of a call that found no free slot.
-func (f *Feature) busy(r *mcp.Request) *mcp.PooledResult {
-	res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", f.cfg.MaxConcurrent))
+func (f *Feature) busy(r *mcp.Request, conf *settings) *mcp.PooledResult {
+	res := mcp.ErrorResult(fmt.Sprintf("the gateway is busy: %d tool calls are running on this replica; retry in 1s", conf.MaxConcurrent))
 	res.ResultMeta = retryAfter(r, 1)
 	return mcp.Pooled(res).SetDenied("busy")
 }
@@ -422,14 +460,15 @@ func (f *Feature) busy(r *mcp.Request) *mcp.PooledResult {
 // for a human (an elicitation may take a minute) and taken again for its
 // next backend round. A nil slotHold holds nothing.
 type slotHold struct {
-	f    *Feature
-	held bool
+	f     *Feature
+	slots chan struct{}
+	held  bool
 }
 
 func (h *slotHold) release() {
 	if h != nil && h.held {
 		h.held = false
-		<-h.f.slots
+		<-h.slots
 	}
 }
 
@@ -438,23 +477,23 @@ func (h *slotHold) retake(r *mcp.Request) bool {
 	if h == nil || h.held {
 		return true
 	}
-	h.held = h.f.takeSlot(r)
+	h.held = h.f.takeSlot(r, h.slots)
 	return h.held
 }
 
 // takeSlot takes a running-call slot: at once when one is free (the
 // common case costs no timer), else waiting up to BusyWait. It reports
 // false when none came free, or the request ended meanwhile.
-func (f *Feature) takeSlot(r *mcp.Request) bool {
+func (f *Feature) takeSlot(r *mcp.Request, slots chan struct{}) bool {
 	select {
-	case f.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		return true
 	default:
 	}
 	t := time.NewTimer(f.cfg.BusyWait)
 	defer t.Stop()
 	select {
-	case f.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		return true
 	case <-t.C:
 		return false

@@ -49,8 +49,7 @@ type webhookAnswer struct {
 const maxWebhookAnswer = 64 << 10
 
 // ask asks the hook about one call; a nil denial admits it.
-func (f *Feature) ask(r *mcp.Request, tool string) *denial {
-	h := f.cfg.Policy.Webhook
+func (f *Feature) ask(r *mcp.Request, h *Webhook, tool string) *denial {
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Second

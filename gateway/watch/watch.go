@@ -138,7 +138,17 @@ func New(cfg Config, deps Deps) *Watcher {
 		w.log = slog.Default()
 	}
 	if deps.Metrics != nil {
-		deps.Metrics.MustRegister(w.polls, w.updates)
+		// Count the leases rather than label them: subscribed URIs are
+		// the clients' choice, unbounded.
+		held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcpgw_resource_poll_leases_held",
+			Help: "Subscribed resources this replica holds the poll lease of (and polls).",
+		}, func() float64 {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return float64(len(w.pollers))
+		})
+		deps.Metrics.MustRegister(w.polls, w.updates, held)
 	}
 	return w
 }

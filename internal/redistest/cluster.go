@@ -19,16 +19,19 @@ import (
 // ClusterServer is a Redis Cluster of three masters with no replicas,
 // covering all 16384 slots.
 type ClusterServer struct {
-	// Addrs are the masters' host:port, all on loopback.
+	// Addrs are the nodes' host:port, all on loopback: the masters (and
+	// in a FailoverCluster their replicas).
 	Addrs []string
-	// URL names every master in the form go-redis ParseClusterURL reads:
+	// URL names every node in the form go-redis ParseClusterURL reads:
 	// redis://127.0.0.1:p1?addr=127.0.0.1:p2&addr=127.0.0.1:p3
 	URL string
 }
 
-// Client returns a cluster client of the masters, closed when t ends.
+// Client returns a cluster client of the nodes, closed when t ends. It
+// re-reads the slot map every second, as the gateway's does, so that it
+// finds a failed-over master's successor.
 func (c *ClusterServer) Client(t testing.TB) redis.UniversalClient {
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs, DialTimeout: 2 * time.Second})
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs, DialTimeout: 2 * time.Second, ClusterStateReloadInterval: time.Second})
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
 }
@@ -131,9 +134,15 @@ func (c *cluster) stop() {
 // redis-cli --cluster create and waits until each reports the cluster ok.
 // A port taken between choosing and binding it costs a retry on new ports.
 func startCluster(dir string) (*cluster, error) {
+	return startClusterOf(dir, 0, "2000")
+}
+
+// startClusterOf starts three masters with replicas replicas each, their
+// cluster-node-timeout nodeTimeout milliseconds.
+func startClusterOf(dir string, replicas int, nodeTimeout string) (*cluster, error) {
 	var lastErr error
 	for attempt := range portAttempts {
-		c, err := tryCluster(filepath.Join(dir, "attempt-"+strconv.Itoa(attempt)))
+		c, err := tryCluster(filepath.Join(dir, "attempt-"+strconv.Itoa(attempt)), replicas, nodeTimeout)
 		if err == nil {
 			return c, nil
 		}
@@ -142,11 +151,12 @@ func startCluster(dir string) (*cluster, error) {
 	return nil, lastErr
 }
 
-func tryCluster(dir string) (_ *cluster, err error) {
+func tryCluster(dir string, replicas int, nodeTimeout string) (_ *cluster, err error) {
 	const masters = 3
+	nodes := masters * (1 + replicas)
 	// Each node needs its client port and its cluster bus port; naming the
 	// bus port (--cluster-port) avoids assuming port+10000 is free.
-	ports, err := freePorts(2 * masters)
+	ports, err := freePorts(2 * nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +166,7 @@ func tryCluster(dir string) (_ *cluster, err error) {
 			c.stop()
 		}
 	}()
-	for i := range masters {
+	for i := range nodes {
 		nodeDir, err := newDir(dir, "node-"+strconv.Itoa(i))
 		if err != nil {
 			return nil, fmt.Errorf("redistest: %w", err)
@@ -168,8 +178,8 @@ func tryCluster(dir string) (_ *cluster, err error) {
 			args: []string{
 				"--cluster-enabled", "yes",
 				"--cluster-config-file", filepath.Join(nodeDir, "nodes.conf"),
-				"--cluster-node-timeout", "2000",
-				"--cluster-port", strconv.Itoa(ports[masters+i]),
+				"--cluster-node-timeout", nodeTimeout,
+				"--cluster-port", strconv.Itoa(ports[nodes+i]),
 			},
 		}
 		if err := n.start(); err != nil {
@@ -184,12 +194,12 @@ func tryCluster(dir string) (_ *cluster, err error) {
 	for _, n := range c.nodes {
 		args = append(args, n.addr())
 	}
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("redistest: redis-cli %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	for _, n := range c.nodes {
-		if err := awaitClusterOK(n, masters); err != nil {
+		if err := awaitClusterOK(n, nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -197,11 +207,11 @@ func tryCluster(dir string) (_ *cluster, err error) {
 }
 
 // awaitClusterOK polls CLUSTER INFO on one node until it sees the whole
-// cluster: state ok, every slot served, every master known.
-func awaitClusterOK(n *server, masters int) error {
+// cluster: state ok, every slot served, every node known.
+func awaitClusterOK(n *server, nodes int) error {
 	cl := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
 	defer cl.Close()
-	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:" + strconv.Itoa(masters)}
+	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:" + strconv.Itoa(nodes)}
 	deadline := time.Now().Add(clusterReadyTimeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()

@@ -1,12 +1,16 @@
 // Package redistest starts throwaway Redis servers for tests: a standalone
-// server per test (Standalone) and a three-master Redis Cluster (Cluster),
-// plus per-test key prefixes (Prefix) whose keys are removed by SCAN+DEL
-// when the test ends (Cleanup). Tests never FLUSHALL a server they share.
+// server per test (Standalone), one speaking TLS only with certificates made
+// for the test (TLS, NewCerts), a three-master Redis Cluster (Cluster), a
+// Cluster whose masters have replicas and may be killed (ClusterWithReplicas),
+// and a Sentinel set of a master, a replica and three sentinels whose master
+// may be killed (Sentinel), plus per-test key prefixes (Prefix) whose keys
+// are removed by SCAN+DEL when the test ends (Cleanup). Tests never FLUSHALL
+// a server they share.
 //
 // # Processes never outlive the test binary
 //
 // Every redis-server is stopped by the owner's cleanup: t.Cleanup for a
-// Standalone or a per-test Cluster, Main (called from TestMain) for the
+// Standalone, a TLS server, a Sentinel set or a per-test Cluster, Main (called from TestMain) for the
 // cluster shared by a whole test binary. As a backstop on Linux, each
 // redis-server is started with the parent-death signal set to SIGKILL, so
 // the kernel kills it when the test binary dies any other way (a panic, a

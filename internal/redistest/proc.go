@@ -3,12 +3,14 @@ package redistest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -22,8 +24,12 @@ const startTimeout = 15 * time.Second
 type server struct {
 	port int
 	dir  string
+	pre  []string // arguments before the common ones (a sentinel's config file)
 	args []string // extra arguments after the common ones
 	log  string   // log file, appended to across restarts
+	// tls, when set, moves the server to TLS only: port is its tls-port,
+	// the plain port is off, and PING is sent over TLS with this config.
+	tls *tls.Config
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
@@ -37,15 +43,21 @@ func (s *server) start() error {
 	if s.cmd != nil {
 		return nil
 	}
-	args := append([]string{
-		"--port", strconv.Itoa(s.port),
+	ports := []string{"--port", strconv.Itoa(s.port)}
+	if s.tls != nil {
+		ports = []string{"--port", "0", "--tls-port", strconv.Itoa(s.port)}
+	}
+	args := slices.Concat(s.pre, ports, []string{
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
+		// A replica's first sync starts at once, not after the default 5 s
+		// wait for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
 		"--daemonize", "no",
 		"--dir", s.dir,
 		"--logfile", s.log,
-	}, s.args...)
+	}, s.args)
 	cmd := exec.Command("redis-server", args...)
 	cmd.Dir = s.dir
 	if err := startCmd(cmd); err != nil {
@@ -72,7 +84,7 @@ func (s *server) awaitPing() error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		err := ping(s.addr())
+		err := ping(s.addr(), s.tls)
 		if err == nil {
 			return nil
 		}
@@ -87,9 +99,15 @@ func (s *server) awaitPing() error {
 	}
 }
 
-// ping sends one inline PING and expects +PONG.
-func ping(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
+// ping sends one inline PING and expects +PONG, over TLS with tc.
+func ping(addr string, tc *tls.Config) error {
+	var conn net.Conn
+	var err error
+	if tc != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, tc)
+	} else {
+		conn, err = net.DialTimeout("tcp", addr, time.Second)
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -213,4 +214,75 @@ func quickPing(ctx context.Context, addr string) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
 	defer c.Close()
 	return c.Ping(ctx).Err()
+}
+
+func TestTLSServer(t *testing.T) {
+	ctx := context.Background()
+	srv := TLS(t, "yes")
+	require.True(t, strings.HasPrefix(srv.URL, "rediss://127.0.0.1:"), srv.URL)
+	require.NoError(t, srv.Client(t).Ping(ctx).Err(), "with the client certificate")
+
+	noCert := redis.NewClient(&redis.Options{Addr: srv.Addr, TLSConfig: srv.Certs.ClientTLS(false), MaxRetries: -1, DialerRetries: 1})
+	defer noCert.Close()
+	require.Error(t, noCert.Ping(ctx).Err(), "tls-auth-clients yes refuses a client without a certificate")
+
+	plain := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialerRetries: 1, ReadTimeout: time.Second})
+	defer plain.Close()
+	require.Error(t, plain.Ping(ctx).Err(), "the plain port is off: TLS only")
+}
+
+// A killed master's replica takes over, with every write acknowledged by
+// WAIT before the kill.
+func TestSentinelFailover(t *testing.T) {
+	ctx := context.Background()
+	set := Sentinel(t)
+	opt, err := redis.ParseFailoverURL(set.URL)
+	require.NoError(t, err)
+	require.Equal(t, set.SentinelAddrs, opt.SentinelAddrs)
+	require.Equal(t, set.MasterName, opt.MasterName)
+
+	c := set.Client(t)
+	p := Prefix(t)
+	require.NoError(t, c.Set(ctx, p+"k", "v", 0).Err())
+	set.AwaitReplicated(t)
+
+	start := time.Now()
+	old := set.KillMaster(t)
+	now := set.AwaitNewMaster(t, old, 30*time.Second)
+	require.NotEqual(t, old, now)
+	t.Logf("sentinels named %s master %v after %s was killed", now, time.Since(start).Round(time.Millisecond), old)
+	require.Eventually(t, func() bool { return c.Get(ctx, p+"k").Val() == "v" }, 10*time.Second, 20*time.Millisecond,
+		"the failover client reads the write from the new master")
+}
+
+// A killed master's replica takes over its slots, with every write
+// acknowledged by WAIT before the kill.
+func TestClusterWithReplicasFailover(t *testing.T) {
+	ctx := context.Background()
+	fc := ClusterWithReplicas(t)
+	require.Len(t, fc.Addrs, 6)
+	c := fc.Client(t)
+	for _, k := range []string{"a", "{user1000}.following", "foo{}{bar}", "rt:x:{sid}:log", "{}"} {
+		want, err := c.ClusterKeySlot(ctx, k).Result()
+		require.NoError(t, err)
+		require.EqualValues(t, want, keySlot(k), k)
+	}
+	p := Prefix(t)
+	for i := range 30 {
+		require.NoError(t, c.Set(ctx, fmt.Sprintf("%s{%d}", p, i), "v", 0).Err())
+	}
+	fc.AwaitReplicated(t)
+
+	key := p + "{0}"
+	start := time.Now()
+	old := fc.KillMasterOf(t, key)
+	now := fc.AwaitFailover(t, key, old, 30*time.Second)
+	t.Logf("%s took over from %s %v after the kill", now, old, time.Since(start).Round(time.Millisecond))
+	for i := range 30 {
+		k := fmt.Sprintf("%s{%d}", p, i)
+		var got string
+		var err error
+		ok := assert.Eventually(t, func() bool { got, err = c.Get(ctx, k).Result(); return got == "v" }, 10*time.Second, 20*time.Millisecond)
+		require.True(t, ok, "%s: %q %v", k, got, err)
+	}
 }

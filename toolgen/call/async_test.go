@@ -272,6 +272,8 @@ func TestAsyncPolling(t *testing.T) {
 			}})
 			switch {
 			case c.wantInput:
+				require.Positive(t, in.Elapsed, "the exchange is timed")
+				in.Elapsed = 0
 				require.Equal(t, &InputRequired{Requests: mcp.InputRequests{"ok": {Method: mcp.MethodElicit}}, Status: 202}, in)
 			case c.wantText != "":
 				require.True(t, res.IsError)

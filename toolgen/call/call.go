@@ -332,13 +332,24 @@ func (c *Caller) CallWith(ctx context.Context, t *toolgen.Tool, args json.RawMes
 	x.out = &out
 	setInputHeaders(out.req, opts.Input)
 	x.observe(Progress{Stage: StageSent})
+	sent := time.Now()
 	resp, err := c.client.Do(out.req)
 	if err != nil {
-		return mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err)), nil
+		res := mcp.Pooled(c.transportFailure(ctx, out.callCtx, out.timeout, err))
+		res.SetBackendTime(max(time.Since(sent), 1))
+		return res, nil
 	}
 	defer resp.Body.Close()
 	x.observe(Progress{Stage: StageAnswered, Status: resp.StatusCode})
-	return x.answer(resp, out.req.Method, out.publicURL, true)
+	res, in := x.answer(resp, out.req.Method, out.publicURL, true)
+	// The whole exchange, the body and any status polls included: what
+	// the caller waited for. At least 1ns: zero means nothing was sent.
+	if elapsed := max(time.Since(sent), 1); res != nil {
+		res.SetBackendTime(elapsed)
+	} else {
+		in.Elapsed = elapsed
+	}
+	return res, in
 }
 
 // exchange is one call's state after its request was built.

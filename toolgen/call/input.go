@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -74,6 +75,9 @@ type InputRequired struct {
 	State *string
 	// Status is the backend's HTTP status.
 	Status int
+	// Elapsed is how long the backend took to ask, from sending the
+	// request to reading its answer.
+	Elapsed time.Duration
 }
 
 // methods names the kinds of input requests, for CallPooled's message.

@@ -119,6 +119,8 @@ func TestInputRequiredParsing(t *testing.T) {
 			require.Equal(t, []Stage{StageSent, StageAnswered, StageMapped}, stages)
 			if c.want != nil {
 				require.Nil(t, res)
+				require.Positive(t, in.Elapsed, "the exchange is timed")
+				in.Elapsed = 0
 				require.Equal(t, c.want, in)
 				return
 			}

@@ -1,19 +1,104 @@
+{{- define "mcp-gateway.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "mcp-gateway.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "mcp-gateway.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{- define "mcp-gateway.labels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{ include "mcp-gateway.selector" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{- define "mcp-gateway.selector" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "mcp-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "mcp-gateway.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{- /*
+The secrets the gateway reads from files: value name under .Values.secrets,
+the setting's YAML key (config may not set it too), the environment
+variable, and whether it is a file (mounted) or a value (secretKeyRef:
+settings without a *_file form).
+*/ -}}
+{{- define "mcp-gateway.secretSettings" -}}
+backendBearerToken: {key: backend_bearer_token_file, env: MCPGW_BACKEND_BEARER_TOKEN_FILE, file: true, dir: backend-bearer-token}
+backendOAuthClientSecret: {key: backend_oauth_client_secret_file, env: MCPGW_BACKEND_OAUTH_CLIENT_SECRET_FILE, file: true, dir: backend-oauth-client-secret}
+backendApiKeys: {key: backend_api_keys, env: MCPGW_BACKEND_API_KEYS, file: false}
+backendHeaders: {key: backend_headers, env: MCPGW_BACKEND_HEADERS, file: false}
+authHS256Secret: {key: auth_hs256_secret_file, env: MCPGW_AUTH_HS256_SECRET_FILE, file: true, dir: auth-hs256-secret}
+webhookSecret: {key: webhook_secret_file, env: MCPGW_WEBHOOK_SECRET_FILE, file: true, dir: webhook-secret}
+stateKey: {key: state_key_file, env: MCPGW_STATE_KEY_FILE, file: true, dir: state-key}
+{{- end -}}
+
+{{- /* The address's port: the part after the last colon. */ -}}
+{{- define "mcp-gateway.port" -}}
+{{- splitList ":" . | last -}}
+{{- end -}}
+
+{{- /* Refusals that no single template owns. */ -}}
+{{- define "mcp-gateway.checks" -}}
+{{- $v := .Values -}}
+{{- $redis := or $v.redis.url $v.redis.existingUrlSecret $v.config.redis_url -}}
+{{- if and (gt (int $v.replicaCount) 1) (not $redis) (not $v.autoscaling.enabled) -}}
+{{- fail "replicaCount > 1 needs redis.url: replicas share sessions through Redis" -}}
+{{- end -}}
+{{- if and $v.autoscaling.enabled (not $redis) -}}
+{{- fail "autoscaling.enabled needs redis.url: replicas share sessions through Redis" -}}
+{{- end -}}
+{{- if and $v.redis.url $v.redis.existingUrlSecret -}}
+{{- fail "set redis.url or redis.existingUrlSecret, not both" -}}
+{{- end -}}
+{{- if and $v.config.redis_url (or $v.redis.url $v.redis.existingUrlSecret) -}}
+{{- fail "set redis.url (or redis.existingUrlSecret), not config.redis_url too" -}}
+{{- end -}}
+{{- if and $v.redis.existingSecret (or $v.config.redis_password $v.config.redis_password_file) -}}
+{{- fail "redis.existingSecret sets redis_password_file: remove config.redis_password and config.redis_password_file" -}}
+{{- end -}}
+{{- if and $v.redis.tls.existingSecret $v.redis.url (not (hasPrefix "rediss://" $v.redis.url)) -}}
+{{- fail "redis.tls.existingSecret needs a rediss:// redis.url: the gateway refuses TLS files with a plain redis:// URL" -}}
+{{- end -}}
+{{- if ne (empty $v.redis.tls.certKey) (empty $v.redis.tls.keyKey) -}}
+{{- fail "redis.tls.certKey and redis.tls.keyKey go together (a client certificate and its key)" -}}
+{{- end -}}
+{{- if hasKey $v.config "shutdown_grace" -}}
+{{- fail "set drain.shutdownGraceSeconds, not config.shutdown_grace: the chart sizes terminationGracePeriodSeconds from it" -}}
+{{- end -}}
+{{- if le (int $v.terminationGracePeriodSeconds) (add $v.drain.preStopSleepSeconds $v.drain.shutdownGraceSeconds | int) -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed drain.preStopSleepSeconds + drain.shutdownGraceSeconds (%d): the kubelet kills the pod at the end of the grace period, in-flight calls or not" (int $v.terminationGracePeriodSeconds) (add $v.drain.preStopSleepSeconds $v.drain.shutdownGraceSeconds | int)) -}}
+{{- end -}}
+{{- $listen := $v.config.listen | default "" -}}
+{{- if or (not $listen) (hasPrefix "127." $listen) (hasPrefix "localhost:" $listen) (hasPrefix "[::1]" $listen) -}}
+{{- fail "config.listen must be a non-loopback address such as 0.0.0.0:8080: the Service and the kubelet's probes reach the pod's IP" -}}
+{{- end -}}
+{{- if and $v.serviceMonitor.enabled (or (not $v.config.admin_listen) (not $v.service.metricsPort)) -}}
+{{- fail "serviceMonitor.enabled needs config.admin_listen and service.metricsPort: /metrics is scraped through the Service's admin port" -}}
+{{- end -}}
+{{- $settings := include "mcp-gateway.secretSettings" . | fromYaml -}}
+{{- range $name, $ref := $v.secrets -}}
+{{- $s := index $settings $name -}}
+{{- if and $ref.existingSecret (hasKey $v.config $s.key) -}}
+{{- fail (printf "secrets.%s sets %s: remove config.%s" $name $s.key $s.key) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/demo"
+)
+
+// A sidecar whose backend is not up yet listens meanwhile (alive, not
+// ready, MCP answering 503) and serves once the document can be fetched.
+func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
+	backendAddr, addr := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(gatewayBinary(t), "--openapi", "http://"+backendAddr+"/openapi.yaml", "--upstream", "http://"+backendAddr,
+		"--listen", addr, "--openapi-wait", "2m")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &lockedWriter{w: &strings.Builder{}}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	serving := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			serving <- sc.Text()
+		}
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	require.Eventually(t, func() bool {
+		code, body := get("/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "loading the OpenAPI document (attempt")
+	}, 20*time.Second, 20*time.Millisecond, "/readyz says what the gateway waits for")
+	code, _ := get("/healthz")
+	require.Equal(t, http.StatusOK, code, "alive while waiting")
+	_, body := get("/readyz")
+	require.NotContains(t, body, backendAddr, "no internal address in /readyz: %s", body)
+	resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	require.Contains(t, string(b), `"jsonrpc":"2.0"`)
+
+	ln, err := net.Listen("tcp", backendAddr)
+	require.NoError(t, err)
+	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(demo.OpenAPI())
+	})}
+	go func() { _ = backend.Serve(ln) }()
+	defer backend.Close()
+	select {
+	case line := <-serving:
+		require.Contains(t, line, "serving")
+	case <-exited:
+		t.Fatalf("exited:\n%s", stderr.w)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("never served:\n%s", stderr.w)
+	}
+	require.Eventually(t, func() bool { code, _ := get("/readyz"); return code == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
+	sid := initialize(t, "http://"+addr+"/mcp")
+	_, list := post(t, "http://"+addr+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.Contains(t, string(list), `"listNotes"`)
+}
+
+func TestOpenAPIWaitGivesUpWithTheLastError(t *testing.T) {
+	out, err := exec.Command(gatewayBinary(t), "--openapi", "http://"+freeAddr(t)+"/openapi.yaml", "--listen", freeAddr(t), "--openapi-wait", "1s").CombinedOutput()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "%s", out)
+	require.Equal(t, 1, ee.ExitCode(), "%s", out)
+	require.Contains(t, string(out), "connection refused")
+	require.Contains(t, string(out), "openapi_wait")
+}
+
+func TestOpenAPIWaitEndsOnSIGTERM(t *testing.T) {
+	addr := freeAddr(t)
+	cmd := exec.Command(gatewayBinary(t), "--openapi", "http://"+freeAddr(t)+"/openapi.yaml", "--listen", addr, "--openapi-wait", "10m")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &lockedWriter{w: &out}, &lockedWriter{w: &out}
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	}, 20*time.Second, 20*time.Millisecond, "waiting, and listening")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status 0")
+	case <-time.After(20 * time.Second):
+		t.Fatal("still waiting for the document after SIGTERM")
+	}
+}

@@ -1,0 +1,279 @@
+package gateway
+
+// Tracing: a server span per JSON-RPC request, child of the caller's W3C
+// trace context. The gateway uses only the OpenTelemetry API; the SDK and
+// the exporter are cmd/mcp-gateway's (Deps.TracerProvider). The backend's
+// client spans and the Redis spans hang below the server span because the
+// request's context (mcp.Request.Ctx, from which CallContext derives) carries
+// it down.
+//
+// Off (no TracerProvider) must cost nothing on the hot path: every hook
+// checks s.tracer first, so that no header is read, no _meta member decoded
+// and nothing allocated.
+//
+// Where the caller's context comes from: the traceparent and tracestate
+// HTTP headers of the exchange, and in 2026-07-28 params._meta's traceparent
+// and tracestate, which win when valid (the era has no session to hang a
+// trace on, and an MCP client library writes its context where the protocol
+// carries it, whatever proxy sits between). A malformed traceparent is
+// ignored: the span then has the other source's parent, or starts a trace.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
+	"github.com/mcp-gateway/mcp-gateway/sessions"
+)
+
+// TracerProvider is OpenTelemetry's (go.opentelemetry.io/otel/trace), named
+// here so that this file stays the gateway's one use of it.
+type TracerProvider = trace.TracerProvider
+
+type tracer = trace.Tracer
+
+// newTracer is the tracer of the gateway's spans; nil when tp is.
+func newTracer(tp TracerProvider, version string) tracer {
+	if tp == nil {
+		return nil
+	}
+	return tp.Tracer("github.com/mcp-gateway/mcp-gateway/gateway", trace.WithInstrumentationVersion(version))
+}
+
+// Span attributes. The mcp.*, gen_ai.*, jsonrpc.*, rpc.* and error.type
+// names are OpenTelemetry's semantic conventions for MCP; mcpgw.* are the
+// gateway's own. The session id itself is never recorded (it is a bearer
+// credential for the session): mcpgw.session.hash is the audit log's hash
+// of it, so that traces and audit records of one session match.
+const (
+	attrMethod      = attribute.Key("mcp.method.name")
+	attrVersion     = attribute.Key("mcp.protocol.version")
+	attrResourceURI = attribute.Key("mcp.resource.uri")
+	attrRequestID   = attribute.Key("jsonrpc.request.id")
+	attrTool        = attribute.Key("gen_ai.tool.name")
+	attrPrompt      = attribute.Key("gen_ai.prompt.name")
+	attrOperation   = attribute.Key("gen_ai.operation.name")
+	attrStatusCode  = attribute.Key("rpc.response.status_code")
+	attrErrorType   = attribute.Key("error.type")
+	attrEra         = attribute.Key("mcpgw.era")
+	attrSession     = attribute.Key("mcpgw.session.hash")
+	attrOutcome     = attribute.Key("mcpgw.outcome")
+	attrReason      = attribute.Key("mcpgw.denied.reason")
+)
+
+// maxAttr bounds the client-chosen strings a span records.
+const maxAttr = 256
+
+var traceContext propagation.TraceContext
+
+// withTraceHeaders is r with the caller's trace context from its headers,
+// when tracing is on and it sent a valid one.
+func (s *Server) withTraceHeaders(r *http.Request) *http.Request {
+	if s.tracer == nil || r.Header.Get("traceparent") == "" {
+		return r
+	}
+	ctx := traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	if ctx == r.Context() {
+		return r // malformed: ignored
+	}
+	return r.WithContext(ctx)
+}
+
+// withTraceMeta is ctx with the trace context a 2026-07-28 request carries
+// in params._meta, when tracing is on and it is valid; it replaces the
+// headers' (see the top of this file). params are read again here rather
+// than by readMeta, so that tracing off costs no byte of the request value.
+func (s *Server) withTraceMeta(ctx context.Context, params []byte) context.Context {
+	if s.tracer == nil {
+		return ctx
+	}
+	var c metaCarrier
+	_ = jsonlex.ScanObject(params, func(key, value []byte) error {
+		if string(key) != "_meta" || value[0] != '{' {
+			return nil
+		}
+		return jsonlex.ScanObject(value, func(key, value []byte) error {
+			switch string(key) {
+			case "traceparent":
+				c.parent, _ = jsonlex.String(value)
+			case "tracestate":
+				c.state, _ = jsonlex.String(value)
+			}
+			return nil
+		})
+	})
+	if c.parent == "" {
+		return ctx
+	}
+	// Extract keeps a context's existing span context when the new one is
+	// invalid, which is what a malformed _meta should do; a valid one
+	// replaces it.
+	return traceContext.Extract(ctx, &c)
+}
+
+// metaCarrier reads _meta's two members for the propagator.
+type metaCarrier struct{ parent, state string }
+
+func (c *metaCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.parent
+	case "tracestate":
+		return c.state
+	}
+	return ""
+}
+func (c *metaCarrier) Set(string, string) {}
+func (c *metaCarrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
+
+// traced runs h as dispatch does, inside a server span when tracing is on.
+func (s *Server) traced(r *mcp.Request, h mcp.Handler) (any, error) {
+	if s.tracer == nil {
+		return h(r)
+	}
+	return s.tracedCall(r, h)
+}
+
+func (s *Server) tracedCall(r *mcp.Request, h mcp.Handler) (any, error) {
+	ctx, span := s.tracer.Start(r.Ctx, "mcp", trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
+	// A span the sampler dropped records nothing: its name and attributes
+	// are not worth building.
+	recording := span.IsRecording()
+	if recording {
+		span.SetName(s.spanName(r))
+		span.SetAttributes(requestAttrs(r)...)
+	}
+	// The request keeps the span's context after it: what dispatch logs
+	// of it belongs to the span.
+	r.Ctx = ctx
+	res, err := h(r)
+	if recording {
+		recordOutcome(span, r, res, err)
+	}
+	return res, err
+}
+
+// spanName is "{method}" or, for tools/call and prompts/get, "{method}
+// {name}" as the semantic conventions name them; a method the gateway does
+// not serve is not named after what the client sent.
+func (s *Server) spanName(r *mcp.Request) string {
+	if _, ok := s.lookup(r.Method, r.Era); !ok {
+		return "unknown method"
+	}
+	if r.Meta.Name != nil && (r.Method == "tools/call" || r.Method == "prompts/get") {
+		return r.Method + " " + mcp.TruncateTo(*r.Meta.Name, 64, "…")
+	}
+	return r.Method
+}
+
+func requestAttrs(r *mcp.Request) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
+		attrMethod.String(mcp.TruncateTo(r.Method, maxAttr, "…")),
+		attrEra.String(r.Era.Label()))
+	if r.Version != "" {
+		attrs = append(attrs, attrVersion.String(r.Version))
+	}
+	if len(r.ID) > 0 {
+		attrs = append(attrs, attrRequestID.String(mcp.TruncateTo(string(r.ID), maxAttr, "…")))
+	}
+	if r.SessionID != "" {
+		attrs = append(attrs, attrSession.String(audit.HashSession(r.SessionID)))
+	}
+	switch r.Method {
+	case "tools/call":
+		attrs = append(attrs, attrOperation.String("execute_tool"))
+		if r.Meta.Name != nil {
+			attrs = append(attrs, attrTool.String(mcp.TruncateTo(*r.Meta.Name, maxAttr, "…")))
+		}
+	case "prompts/get":
+		if r.Meta.Name != nil {
+			attrs = append(attrs, attrPrompt.String(mcp.TruncateTo(*r.Meta.Name, maxAttr, "…")))
+		}
+	case "resources/read":
+		if r.Meta.URI != nil {
+			attrs = append(attrs, attrResourceURI.String(mcp.TruncateTo(*r.Meta.URI, maxAttr, "…")))
+		}
+	}
+	return attrs
+}
+
+// Span outcomes (mcpgw.outcome): the audit log's words.
+const (
+	spanOK            = audit.OutcomeOK
+	spanToolError     = audit.OutcomeToolError
+	spanDenied        = audit.OutcomeDenied
+	spanInputRequired = audit.OutcomeInputRequired
+	spanError         = audit.OutcomeError
+	spanCancelled     = audit.OutcomeCancelled
+)
+
+// recordOutcome sets what the request came to, as dispatch and the audit
+// log classify it: a tool error or a refusal is an error status as a
+// JSON-RPC error is; a cancellation is not (the client asked for it).
+func recordOutcome(span trace.Span, r *mcp.Request, res any, err error) {
+	if err != nil && (errors.Is(err, mcp.ErrCancelled) || errors.Is(r.Ctx.Err(), context.Canceled)) {
+		span.SetAttributes(attrOutcome.String(spanCancelled))
+		return
+	}
+	if err != nil {
+		outcome, reason := errorOutcome(err)
+		if outcome != spanDenied {
+			outcome = spanError
+		}
+		code := strconv.Itoa(errorCode(err))
+		span.SetAttributes(attrOutcome.String(outcome), attrStatusCode.String(code))
+		if reason != "" {
+			span.SetAttributes(attrReason.String(reason), attrErrorType.String(reason))
+		} else {
+			span.SetAttributes(attrErrorType.String(code))
+		}
+		span.SetStatus(codes.Error, "JSON-RPC error "+code)
+		return
+	}
+	switch res := res.(type) {
+	case *mcp.PooledResult:
+		switch {
+		case res.Denied() != "":
+			span.SetAttributes(attrOutcome.String(spanDenied), attrReason.String(res.Denied()), attrErrorType.String(res.Denied()))
+			span.SetStatus(codes.Error, "denied: "+res.Denied())
+			return
+		case res.IsError():
+			span.SetAttributes(attrOutcome.String(spanToolError), attrErrorType.String(spanToolError))
+			span.SetStatus(codes.Error, spanToolError)
+			return
+		}
+	case *tools.InputRequiredResult:
+		span.SetAttributes(attrOutcome.String(spanInputRequired))
+		return
+	}
+	span.SetAttributes(attrOutcome.String(spanOK))
+}
+
+// errorCode is the JSON-RPC code translate gives err, without translate's
+// logging (dispatch logs it once).
+func errorCode(err error) int {
+	var rerr *mcp.Error
+	switch {
+	case errors.As(err, &rerr):
+		return rerr.Code
+	case errors.Is(err, sessions.ErrNotFound):
+		return errSessionNotFound().Code
+	case errors.Is(err, sessions.ErrUnavailable):
+		return errStoreUnavailable().Code
+	case errors.Is(err, errBusUnavailable):
+		return errBusDown().Code
+	}
+	return mcp.InternalError().Code
+}
