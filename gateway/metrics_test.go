@@ -325,3 +325,27 @@ func TestAuthReasonsAreLabels(t *testing.T) {
 		require.Contains(t, authReasons, r)
 	}
 }
+
+// Calls that wait for the client: the request waiting shows in
+// mcpgw_pending_client_requests; a cancelled call and a 2026-07-28
+// input_required answer have their own outcomes.
+func TestMetricsOfCallsThatNeedInput(t *testing.T) {
+	_, base := newInputBackend(t)
+	reg := prometheus.NewRegistry()
+	g := newGatewayWith(t, Config{}, Deps{Metrics: reg}, []byte(inputDoc), base)
+	sid := elicitingSession(t, g)
+	c := openCall(t, g.url, sid, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"adopt","arguments":{"pet":"Tom"}}}`)
+	require.Equal(t, "elicitation/create", c.next(t)["method"])
+	require.Equal(t, 1.0, gaugeValue(t, reg, "mcpgw_pending_client_requests"))
+	r := g.sessionCall(t, sid, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}`)
+	require.Equal(t, http.StatusAccepted, r.status)
+	for range c.events {
+	}
+	require.Eventually(t, func() bool { return gaugeValue(t, reg, "mcpgw_pending_client_requests") == 0 }, 10*time.Second, 10*time.Millisecond)
+
+	require.Equal(t, "input_required", statelessCall(t, g, 1, "deletePet", `{"id":21}`, "", nil).result(t)["resultType"])
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "adopt", "outcome", "cancelled"))
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "deletePet", "outcome", "input_required"))
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 	"github.com/mcp-gateway/mcp-gateway/toolgen"
 	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
@@ -33,6 +34,11 @@ type tracedGateway struct {
 }
 
 func newTracedGateway(t *testing.T) *tracedGateway {
+	t.Helper()
+	return newTracedGatewayWith(t, Config{})
+}
+
+func newTracedGatewayWith(t *testing.T, cfg Config) *tracedGateway {
 	t.Helper()
 	tg := &tracedGateway{spans: tracetest.NewInMemoryExporter()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tg.spans))
@@ -53,7 +59,8 @@ func newTracedGateway(t *testing.T) *tracedGateway {
 	})
 	caller, err := call.NewCaller(d, call.Config{BaseURL: backend.URL, Transport: rt})
 	require.NoError(t, err)
-	srv, err := New(Config{ListenAddr: "127.0.0.1:0"}, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TracerProvider: tp})
+	cfg.ListenAddr = "127.0.0.1:0"
+	srv, err := New(cfg, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TracerProvider: tp})
 	require.NoError(t, err)
 	srv.SetCatalog(Catalog{Doc: d, Tools: set, Caller: caller})
 	hs := httptest.NewServer(srv.Handler(nil))
@@ -240,6 +247,23 @@ func TestTraceOutcomes(t *testing.T) {
 	tg.reset()
 	_ = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":5,"method":"nope/x"}`)
 	require.Equal(t, "unknown method", tg.serverSpan(t, "nope/x").Name, "a span is not named after a method the client made up")
+}
+
+// A refusal is the audit log's "denied", with the check that refused.
+func TestTraceDenied(t *testing.T) {
+	tg := newTracedGatewayWith(t, Config{ToolCallLimit: quota.Limit{Rate: 1e-6, Burst: 1}})
+	sid := tg.initialize(t, "2025-06-18")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listNotes","arguments":{}}}`
+	tg.reset()
+	require.Equal(t, http.StatusOK, tg.sessionCall(t, sid, "2025-06-18", call).status)
+	require.Equal(t, "ok", attrOf(tg.serverSpan(t, "tools/call"), "mcpgw.outcome"))
+	tg.reset()
+	require.Equal(t, http.StatusOK, tg.sessionCall(t, sid, "2025-06-18", call).status)
+	span := tg.serverSpan(t, "tools/call")
+	require.Equal(t, "denied", attrOf(span, "mcpgw.outcome"))
+	require.Equal(t, "rate_limited", attrOf(span, "mcpgw.denied.reason"))
+	require.Equal(t, codes.Error, span.Status.Code)
+	require.Empty(t, tg.backendContexts(), "a refused call reaches no backend")
 }
 
 // A batch is one span per member.

@@ -92,6 +92,9 @@ func TestManifestConfigsAreValid(t *testing.T) {
 	out, err := yaml.Marshal(values.Config)
 	require.NoError(t, err)
 	checkConfigFile(t, string(out))
+	// The examples' configurations need the chart's environment (secret
+	// files, the Redis URL): TestRenderedGatewayConfigsLoad loads them as
+	// rendered.
 }
 
 func checkConfigFile(t *testing.T, body string) {
@@ -111,7 +114,7 @@ func TestChartSchemaKnowsEveryConfigKey(t *testing.T) {
 	var schema struct {
 		Properties struct {
 			Config struct {
-				AdditionalProperties *bool                     `json:"additionalProperties"`
+				AdditionalProperties *bool                      `json:"additionalProperties"`
 				Properties           map[string]json.RawMessage `json:"properties"`
 			} `json:"config"`
 		} `json:"properties"`

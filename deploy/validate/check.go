@@ -225,15 +225,21 @@ func (s *set) checkContainer(w *workload, c *corev1.Container, vols map[string]*
 			s.fail(d, "%s: containerPort %d: %s", at, p.ContainerPort, m)
 		}
 	}
-	for what, p := range map[string]*corev1.Probe{"livenessProbe": c.LivenessProbe, "readinessProbe": c.ReadinessProbe, "startupProbe": c.StartupProbe} {
-		if p != nil {
-			s.checkHandlerPort(d, at+" "+what, c, p.HTTPGet, p.TCPSocket)
+	for _, p := range []struct {
+		what  string
+		probe *corev1.Probe
+	}{{"startupProbe", c.StartupProbe}, {"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}} {
+		if p.probe != nil {
+			s.checkHandlerPort(d, at+" "+p.what, c, p.probe.HTTPGet, p.probe.TCPSocket)
 		}
 	}
 	if l := c.Lifecycle; l != nil {
-		for what, h := range map[string]*corev1.LifecycleHandler{"preStop": l.PreStop, "postStart": l.PostStart} {
-			if h != nil {
-				s.checkHandlerPort(d, at+" "+what, c, h.HTTPGet, h.TCPSocket)
+		for _, h := range []struct {
+			what    string
+			handler *corev1.LifecycleHandler
+		}{{"postStart", l.PostStart}, {"preStop", l.PreStop}} {
+			if h.handler != nil {
+				s.checkHandlerPort(d, at+" "+h.what, c, h.handler.HTTPGet, h.handler.TCPSocket)
 			}
 		}
 	}

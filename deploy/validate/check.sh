@@ -51,6 +51,12 @@ done
   --set config.public_url=https://mcp.example.com --set config.auth_issuer=https://login.example.com \
   --set config.backend_oauth_token_url=https://login.example.com/token \
   --set config.backend_oauth_client_id=mcp-gateway >"$work/rendered/all-secrets.yaml"
+# The other branches: SIGHUP reloads, an HPA on CPU and memory, the Redis URL
+# from a Secret, a percentage PDB, probes on the MCP port (no admin_listen).
+"$HELM" template ci "$chart" --set configReload=sighup --set autoscaling.enabled=true \
+  --set autoscaling.targetMemoryUtilizationPercentage=80 --set redis.existingUrlSecret=redis-url \
+  --set podDisruptionBudget.minAvailable=50% --set config.admin_listen=null \
+  --set topologySpread.enabled=false --set fullnameOverride=gw >"$work/rendered/variants.yaml"
 
 echo "-- strict decoding and cross-checks (rendered chart, kustomize builds)"
 "$VALIDATE" -gateway-out "$work/gateways" "$work"/rendered/*.yaml \

@@ -29,7 +29,7 @@ checked against each other. Exit status 1 when any check fails.
 
 func main() {
 	gatewayOut := flag.String("gateway-out", "", "write each gateway container's arguments, literal environment and mounted ConfigMap files as DIR/<n>.json (for cmd/mcp-gateway's TestRenderedGatewayConfigsLoad)")
-	print := flag.Bool("print", false, "print every set's documents (a kustomize build's output) to standard output")
+	printDocs := flag.Bool("print", false, "print every set's documents (a kustomize build's output) to standard output")
 	flag.Usage = func() { fmt.Fprint(os.Stderr, usage); flag.PrintDefaults() }
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -51,7 +51,7 @@ func main() {
 			failed = true
 			continue
 		}
-		if *print {
+		if *printDocs {
 			os.Stdout.Write(data)
 		}
 		docs, errs := decodeAll(data)
