@@ -151,7 +151,6 @@ func (s *Server) tracedCall(r *mcp.Request, h mcp.Handler) (any, error) {
 	// are not worth building.
 	recording := span.IsRecording()
 	if recording {
-		span.SetName(s.spanName(r))
 		span.SetAttributes(requestAttrs(r)...)
 	}
 	// The request keeps the span's context after it: what dispatch logs
@@ -159,19 +158,22 @@ func (s *Server) tracedCall(r *mcp.Request, h mcp.Handler) (any, error) {
 	r.Ctx = ctx
 	res, err := h(r)
 	if recording {
+		span.SetName(s.spanName(r, err))
 		recordOutcome(span, r, res, err)
 	}
 	return res, err
 }
 
-// spanName is "{method}" or, for tools/call and prompts/get, "{method}
-// {name}" as the semantic conventions name them; a method the gateway does
-// not serve is not named after what the client sent.
-func (s *Server) spanName(r *mcp.Request) string {
+// spanName is "{method}" or, for tools/call and prompts/get that did not
+// fail, "{method} {name}" as the semantic conventions name them: names
+// stay those of the document's tools and the declared prompts, never what
+// a client made up (an unknown tool fails with -32602). A method the
+// gateway does not serve is not named after what the client sent either.
+func (s *Server) spanName(r *mcp.Request, err error) string {
 	if _, ok := s.lookup(r.Method, r.Era); !ok {
 		return "unknown method"
 	}
-	if r.Meta.Name != nil && (r.Method == "tools/call" || r.Method == "prompts/get") {
+	if err == nil && r.Meta.Name != nil && (r.Method == "tools/call" || r.Method == "prompts/get") {
 		return r.Method + " " + mcp.TruncateTo(*r.Meta.Name, 64, "…")
 	}
 	return r.Method

@@ -247,6 +247,11 @@ func TestTraceOutcomes(t *testing.T) {
 	tg.reset()
 	_ = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":5,"method":"nope/x"}`)
 	require.Equal(t, "unknown method", tg.serverSpan(t, "nope/x").Name, "a span is not named after a method the client made up")
+	tg.reset()
+	_ = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"madeUp"}}`)
+	span := tg.serverSpan(t, "tools/call")
+	require.Equal(t, "tools/call", span.Name, "nor after a tool the client made up")
+	require.Equal(t, "madeUp", attrOf(span, "gen_ai.tool.name"))
 }
 
 // A refusal is the audit log's "denied", with the check that refused.

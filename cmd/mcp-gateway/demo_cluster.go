@@ -507,7 +507,9 @@ func stopChild(ch *child, timeout time.Duration) { stopChildHurried(ch, timeout,
 // stopChildHurried sends SIGTERM and waits for the exit, killing the
 // process after timeout or when hurry fires.
 func stopChildHurried(ch *child, timeout time.Duration, hurry <-chan struct{}) {
-	_ = ch.cmd.Process.Signal(syscall.SIGTERM)
+	if err := ch.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		_ = ch.cmd.Process.Kill() // Windows has no SIGTERM to send
+	}
 	select {
 	case <-ch.exited:
 		return
