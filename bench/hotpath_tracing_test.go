@@ -41,7 +41,7 @@ func newTracedGateway(tb testing.TB, backend string) http.Handler {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend, Transport: gateway.TraceBackend(call.NewTransport(), tp, "bench")})
+	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend, Transport: gateway.TraceBackend(call.NewTransport(), tp, "bench"), PathTemplates: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -23,19 +24,27 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 	backendAddr, addr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(gatewayBinary(t), "--openapi", "http://"+backendAddr+"/openapi.yaml", "--upstream", "http://"+backendAddr,
 		"--listen", addr, "--openapi-wait", "2m")
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of our own, not StdoutPipe: its reader may not be read
+	// while Wait runs, and Wait runs in the background here.
+	stdout, stdoutW, err := os.Pipe()
 	require.NoError(t, err)
+	defer stdout.Close()
+	cmd.Stdout = stdoutW
 	stderr := &lockedWriter{w: &strings.Builder{}}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
+	stdoutW.Close() // the child's copy stays open
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	serving := make(chan string, 1)
+	serving := make(chan string, 4)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			serving <- sc.Text()
+			select {
+			case serving <- sc.Text():
+			default:
+			}
 		}
 	}()
 	get := func(path string) (int, string) {
@@ -62,6 +71,12 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	require.Contains(t, string(b), `"jsonrpc":"2.0"`)
+	require.NotContains(t, string(b), "attempt", "why is for /readyz, not for MCP clients: %s", b)
+	code, metrics := get("/metrics")
+	require.Equal(t, http.StatusOK, code, "metrics while waiting")
+	require.Contains(t, metrics, "process_start_time_seconds")
+	// A SIGHUP while waiting is applied once serving (and does not end the process).
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 
 	ln, err := net.Listen("tcp", backendAddr)
 	require.NoError(t, err)
@@ -80,6 +95,12 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 		t.Fatalf("never served:\n%s", stderr.w)
 	}
 	require.Eventually(t, func() bool { code, _ := get("/readyz"); return code == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
+	logs := func() string {
+		stderr.mu.Lock()
+		defer stderr.mu.Unlock()
+		return stderr.w.(*strings.Builder).String()
+	}
+	require.Eventually(t, func() bool { return strings.Contains(logs(), "SIGHUP: configuration reloaded") }, 10*time.Second, 20*time.Millisecond, "%s", logs())
 	sid := initialize(t, "http://"+addr+"/mcp")
 	_, list := post(t, "http://"+addr+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	require.Contains(t, string(list), `"listNotes"`)

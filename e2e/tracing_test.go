@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"compress/gzip"
 	"encoding/hex"
 	"io"
@@ -163,7 +164,8 @@ func TestTracingChainClientGatewayBackend(t *testing.T) {
 		require.Equal(t, "tools/call listWidgets", server.Name)
 		require.Equal(t, "listWidgets", spanAttr(server, "gen_ai.tool.name"))
 		require.Equal(t, "ok", spanAttr(server, "mcpgw.outcome"))
-		require.Equal(t, "GET", client.Name)
+		require.Equal(t, "GET /widgets", client.Name, "the method and the operation's path template")
+		require.Equal(t, "/widgets", spanAttr(client, "url.template"))
 		mu.Lock()
 		got := seen[clientTrace]
 		mu.Unlock()
@@ -301,4 +303,75 @@ func TestTracingRedisRoundTrips(t *testing.T) {
 		})
 		return len(redisSpans) > 0
 	}, 20*time.Second, 20*time.Millisecond, "initialize's Redis commands are spans under its server span\n%s", stderrOf(p))
+}
+
+// A GET push stream opened with a traceparent is no part of the caller's
+// trace: its keep-alive ticks look the session up in Redis every tick,
+// and none of that is a span, however long the stream stays open.
+func TestTracingGETStreamMakesNoSpans(t *testing.T) {
+	srv := redistest.Standalone(t)
+	prefix := redistest.Prefix(t)
+	redistest.Cleanup(t, srv.Client(t), prefix)
+	col := &collector{}
+	colSrv := httptest.NewServer(col)
+	t.Cleanup(colSrv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colSrv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	p := startGateway(t, "--demo", "--listen", freeAddr(t), "--redis-url", srv.URL, "--redis-prefix", prefix, "--sse-keepalive", "50ms")
+	sid := initialize(t, p.url)
+
+	const streamTrace, afterTrace = "4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d", "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
+	req, err := http.NewRequest(http.MethodGet, p.url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	req.Header.Set("traceparent", "00-"+streamTrace+"-3333333333333333-01")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	keepAlives := make(chan struct{}, 100)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), ": keep-alive") {
+				select {
+				case keepAlives <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	for range 5 {
+		select {
+		case <-keepAlives:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no keep-alive on the stream\n%s", stderrOf(p))
+		}
+	}
+
+	// A request's spans after the ticks: once they are exported, so is
+	// whatever the ticks made before them (one queue, in order).
+	preq, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	require.NoError(t, err)
+	preq.Header.Set("Content-Type", "application/json")
+	preq.Header.Set("Accept", "application/json, text/event-stream")
+	preq.Header.Set("Mcp-Session-Id", sid)
+	preq.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	preq.Header.Set("traceparent", "00-"+afterTrace+"-4444444444444444-01")
+	presp, err := http.DefaultClient.Do(preq)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, presp.Body)
+	presp.Body.Close()
+	require.Equal(t, http.StatusOK, presp.StatusCode)
+	require.Eventually(t, func() bool {
+		return len(col.find(afterTrace, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })) == 1
+	}, 20*time.Second, 20*time.Millisecond, "the later request's span is exported\n%s", stderrOf(p))
+
+	names := map[string]int{}
+	for _, s := range col.find(streamTrace, func(*tracepb.Span) bool { return true }) {
+		names[s.Name]++
+	}
+	require.Empty(t, names, "spans in the GET stream's trace")
 }

@@ -128,6 +128,8 @@ func callMetricOutcome(outcome, reason string) int {
 			return callRateLimited
 		case audit.ReasonQuotaExceeded:
 			return callQuotaExceeded
+		case audit.ReasonQuotaUnavailable:
+			return callQuotaUnavailable
 		case audit.ReasonBusy:
 			return callBusy
 		}
@@ -147,6 +149,13 @@ func errorOutcome(err error) (outcome, reason string) {
 	if errors.As(err, &rerr) {
 		switch kind := errorKind(rerr); kind {
 		case "", "backend_error", "backend_timeout", "tool_error":
+		case audit.ReasonQuotaExceeded:
+			// As a tool result's denial (tools' denial.reason): a quota
+			// store that is down is not a client over its quota.
+			if m, _ := rerr.Data.(map[string]any); m["scope"] == "unavailable" {
+				return audit.OutcomeDenied, audit.ReasonQuotaUnavailable
+			}
+			return audit.OutcomeDenied, kind
 		default:
 			return audit.OutcomeDenied, kind
 		}

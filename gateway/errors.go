@@ -55,21 +55,33 @@ func errBusDown() *mcp.Error {
 // the HTTP status when the error is the whole response), logging what the
 // client must not see. what names the request for the log.
 func (s *Server) translate(ctx context.Context, what string, err error) *mcp.Error {
-	var rerr *mcp.Error
+	rerr, logMsg, limited := rpcError(err)
+	switch {
+	case logMsg == "":
+	case limited:
+		s.logLimited(ctx, slog.LevelError, logMsg, "request", what, "err", err)
+	default:
+		s.log.ErrorContext(ctx, logMsg, "request", what, "err", err)
+	}
+	return rerr
+}
+
+// rpcError is translate without the logging, for those that only need the
+// code (a span): the error, what the log says of it ("" for nothing), and
+// whether that line is rate limited (a failing dependency repeats it on
+// every request).
+func rpcError(err error) (rerr *mcp.Error, logMsg string, limited bool) {
 	switch {
 	case errors.As(err, &rerr):
-		return rerr
+		return rerr, "", false
 	case errors.Is(err, sessions.ErrNotFound):
-		return errSessionNotFound()
+		return errSessionNotFound(), "", false
 	case errors.Is(err, sessions.ErrUnavailable):
-		s.logLimited(ctx, slog.LevelError, "session store failed", "request", what, "err", err)
-		return errStoreUnavailable()
+		return errStoreUnavailable(), "session store failed", true
 	case errors.Is(err, errBusUnavailable):
-		s.logLimited(ctx, slog.LevelError, "message bus failed", "request", what, "err", err)
-		return errBusDown()
+		return errBusDown(), "message bus failed", true
 	}
-	s.log.ErrorContext(ctx, "request failed", "request", what, "err", err)
-	return mcp.InternalError()
+	return mcp.InternalError(), "request failed", false
 }
 
 // storeError marks a session store failure as the store being

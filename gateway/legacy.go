@@ -96,7 +96,8 @@ func (s *Server) openLegacyStream(w http.ResponseWriter, r *http.Request) error 
 	}
 	if sse.named(sid+":"+start, "endpoint", []byte(s.legacyEndpoint()+"?sessionId="+sid)) == nil &&
 		(!gap || sse.event(sid+":"+logStart, gapNotice()) == nil) {
-		end = s.pumpSession(ctx, sse, sid, cursor, sub.C(), sid+":")
+		resumed := r.Header.Get(headerLastEventID) != ""
+		end = s.pumpSession(ctx, sse, sid, cursor, sub.C(), sid+":", resumed)
 	}
 	if end == pumpClientGone {
 		// The stream was the session: a client that left ends it, once

@@ -27,6 +27,12 @@ import (
 // backend report.
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
+// toolBuckets are the per-tool histograms' buckets: fewer, as every tool
+// called has two such histograms (a document of a thousand operations is
+// tens of thousands of series). A call is at least a backend round trip,
+// and at most its timeout (30s by default).
+var toolBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
 // Request outcomes (mcpgw_requests_total).
 const (
 	reqOK = iota
@@ -52,6 +58,7 @@ const (
 	callToolError
 	callRateLimited
 	callQuotaExceeded
+	callQuotaUnavailable
 	callBusy
 	callDenied
 	callCancelled
@@ -60,7 +67,7 @@ const (
 	callOutcomes
 )
 
-var callOutcomeNames = [callOutcomes]string{"ok", "tool_error", "rate_limited", "quota_exceeded", "busy", "denied", "cancelled", "input_required", "error"}
+var callOutcomeNames = [callOutcomes]string{"ok", "tool_error", "rate_limited", "quota_exceeded", "quota_unavailable", "busy", "denied", "cancelled", "input_required", "error"}
 
 // Backend status classes (mcpgw_backend_responses_total); "error" is no
 // usable answer: a transport failure or the operation's timeout.
@@ -174,17 +181,17 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		}, []string{"scope"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_tool_calls_total",
-			Help: "tools/call results by tool (\"unknown\": a name the document lacks) and outcome: ok, tool_error, rate_limited, quota_exceeded, busy (no free slot on this replica), denied (scope, policy, declined), cancelled, input_required, error (a JSON-RPC error).",
+			Help: "tools/call results by tool (\"unknown\": a name the document lacks) and outcome: ok, tool_error, rate_limited, quota_exceeded, quota_unavailable (the quota store is down: quotas fail closed), busy (no free slot on this replica), denied (scope, policy, declined), cancelled, input_required, error (a JSON-RPC error).",
 		}, []string{"tool", "outcome"}),
 		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpgw_tool_call_duration_seconds",
 			Help:    "Time to answer a tools/call, by tool, refusals included.",
-			Buckets: latencyBuckets,
+			Buckets: toolBuckets,
 		}, []string{"tool"}),
 		backendDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpgw_backend_request_duration_seconds",
 			Help:    "Time the REST backend took for one call of an operation (from sending the request to reading its answer, every round of the call), by tool.",
-			Buckets: latencyBuckets,
+			Buckets: toolBuckets,
 		}, []string{"tool"}),
 		backendStatus: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgw_backend_responses_total",
@@ -302,6 +309,10 @@ type toolSeries struct {
 	// resolved is set once the children exist (their series are then
 	// exported, and deleted when the tool leaves the document).
 	resolved atomic.Bool
+	// retired is set when the tool left the document: a call that found
+	// it in the map before the swap and resolves it after the deletion
+	// deletes its series again.
+	retired  atomic.Bool
 	calls    [callOutcomes]prometheus.Counter
 	duration prometheus.Observer
 	backend  prometheus.Observer
@@ -319,6 +330,13 @@ func (t *toolSeries) resolve() *toolSeries {
 			t.status[i] = t.m.backendStatus.WithLabelValues(t.name, c)
 		}
 		t.resolved.Store(true)
+		if t.retired.Load() {
+			t.m.toolsMu.Lock()
+			if _, back := (*t.m.tools.Load())[t.name]; !back { // back: the series are the document's again
+				t.m.deleteTool(t.name)
+			}
+			t.m.toolsMu.Unlock()
+		}
 	})
 	return t
 }
@@ -375,14 +393,25 @@ func (m *metrics) setTools(set *toolgen.Set) {
 	}
 	m.tools.Store(&next)
 	for name, t := range old {
-		if _, ok := next[name]; !ok && t.resolved.Load() {
-			labels := prometheus.Labels{"tool": name}
-			m.toolCalls.DeletePartialMatch(labels)
-			m.toolDuration.DeletePartialMatch(labels)
-			m.backendDuration.DeletePartialMatch(labels)
-			m.backendStatus.DeletePartialMatch(labels)
+		if _, ok := next[name]; ok {
+			continue
+		}
+		// retired before resolved is read: a resolve racing this either
+		// finds the series here or the mark there (toolSeries.resolve).
+		t.retired.Store(true)
+		if t.resolved.Load() {
+			m.deleteTool(name)
 		}
 	}
+}
+
+// deleteTool deletes the series of the tool named name (under toolsMu).
+func (m *metrics) deleteTool(name string) {
+	labels := prometheus.Labels{"tool": name}
+	m.toolCalls.DeletePartialMatch(labels)
+	m.toolDuration.DeletePartialMatch(labels)
+	m.backendDuration.DeletePartialMatch(labels)
+	m.backendStatus.DeletePartialMatch(labels)
 }
 
 // setDocument makes version the one mcpgw_document_info reports.

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -163,10 +166,10 @@ func TestMetricsCoverEveryFamily(t *testing.T) {
 	labelled := labelValues(families, "mcpgw_tool_calls_total", "tool")
 	require.ElementsMatch(t, []string{"getStock", "getBroken", "getMissing", "getVault", "unknown"}, labelled,
 		"tools are labelled as the document names them; any other name is unknown")
-	require.Equal(t, 1.0, histogramCount(t, families, "mcpgw_tool_call_duration_seconds", "tool", "getStock"))
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_call_duration_seconds", "tool", "getStock"))
 	// Three backend answers (the quota and the rate limit kept two calls
 	// from it), and the subscription's reads.
-	require.Equal(t, 1.0, histogramCount(t, families, "mcpgw_backend_request_duration_seconds", "tool", "getBroken"))
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_backend_request_duration_seconds", "tool", "getBroken"))
 	require.Equal(t, 1.0, value("mcpgw_backend_responses_total", "tool", "getBroken", "class", "5xx"))
 	require.Equal(t, 1.0, value("mcpgw_backend_responses_total", "tool", "getMissing", "class", "4xx"))
 	require.Equal(t, 0.0, value("mcpgw_backend_responses_total", "tool", "getVault", "class", "2xx"))
@@ -265,11 +268,6 @@ func sampleValue(t *testing.T, families []*dto.MetricFamily, family string, labe
 	return 0
 }
 
-func histogramCount(t *testing.T, families []*dto.MetricFamily, family string, labels ...string) float64 {
-	t.Helper()
-	return sampleValue(t, families, family, labels...)
-}
-
 func hasLabels(m *dto.Metric, pairs []string) bool {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == pairs[i] && l.GetValue() == pairs[i+1] }) {
@@ -313,7 +311,7 @@ func TestMetricsCountBackendFailures(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_backend_responses_total", "tool", "getStock", "class", "error"))
 	require.Equal(t, 0.0, sampleValue(t, families, "mcpgw_backend_responses_total", "tool", "getStock", "class", "2xx"))
-	require.Equal(t, 1.0, histogramCount(t, families, "mcpgw_backend_request_duration_seconds", "tool", "getStock"))
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_backend_request_duration_seconds", "tool", "getStock"))
 	require.Equal(t, 2.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "getStock", "outcome", "tool_error"))
 }
 
@@ -348,4 +346,112 @@ func TestMetricsOfCallsThatNeedInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "adopt", "outcome", "cancelled"))
 	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "deletePet", "outcome", "input_required"))
+}
+
+// Every stream a client resumes with Last-Event-ID counts what it sends
+// again: a 2024-11-05 stream and a POST stream, as the GET push stream
+// (TestMetricsCoverEveryFamily).
+func TestMetricsCountReplaysOnEveryStream(t *testing.T) {
+	t.Run("2024-11-05", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		g := newTestGatewayWith(t, Config{LegacySSEGrace: time.Hour}, Deps{Metrics: reg})
+		s := g.openLegacy(t, "")
+		legacyInit(t, g, s, "2024-11-05")
+		require.Equal(t, http.StatusAccepted, g.postLegacy(t, s.endpoint, `{"jsonrpc":"2.0","id":2,"method":"ping"}`).status)
+		_, seen := s.response(t, 2)
+		require.Zero(t, gaugeValue(t, reg, "mcpgw_events_replayed_total"), "a live stream replays nothing")
+		s.close()
+		// Answered into the log whether or not the old stream saw it:
+		// the resumed one sends it again.
+		require.Equal(t, http.StatusAccepted, g.postLegacy(t, s.endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`).status)
+		s2 := g.openLegacy(t, seen.id)
+		s2.response(t, 3)
+		require.Equal(t, 1.0, gaugeValue(t, reg, "mcpgw_events_replayed_total"))
+		// What comes after the replay is new.
+		require.Equal(t, http.StatusAccepted, g.postLegacy(t, s2.endpoint, `{"jsonrpc":"2.0","id":4,"method":"ping"}`).status)
+		s2.response(t, 4)
+		require.Equal(t, 1.0, gaugeValue(t, reg, "mcpgw_events_replayed_total"))
+	})
+	t.Run("POST stream", func(t *testing.T) {
+		backend := newGateBackend(t)
+		defer backend.open() // before the gateway stops: Run waits for the calls
+		backend.open()
+		reg := prometheus.NewRegistry()
+		g := newGatewayWith(t, Config{}, Deps{Metrics: reg}, []byte(waitDoc), backend.url)
+		const v = "2025-06-18"
+		sid := g.debugSession(t, v)
+		post := g.postStream(t, sid, v, callWait)
+		first := post.next(t)
+		rest, final := untilResult(t, post)
+		post.ended(t)
+		require.Zero(t, gaugeValue(t, reg, "mcpgw_events_replayed_total"))
+		resumed := g.getStream(t, sid, v, first.id)
+		for _, want := range append(rest, final) {
+			require.Equal(t, want, resumed.next(t))
+		}
+		resumed.ended(t)
+		require.Equal(t, float64(len(rest)+1), gaugeValue(t, reg, "mcpgw_events_replayed_total"))
+	})
+}
+
+// downGate is a quota store that cannot be reached.
+type downGate struct{}
+
+func (downGate) Admit(context.Context, quota.Admission) (quota.Verdict, error) {
+	return quota.Verdict{}, errors.New("dial tcp: connection refused")
+}
+func (downGate) Release(context.Context, string, quota.Slot) error { return nil }
+
+// A quota store that is down refuses the call (quotas fail closed), told
+// to the client as a quota denial to wait out, but to the operator as the
+// outage it is: its own outcome in the metrics and reason in the audit
+// log, so quota alerts do not fire for it.
+func TestQuotaStoreDownIsNotAQuotaExceeded(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var buf syncBuffer
+	w, err := audit.New(audit.Config{Output: &buf})
+	require.NoError(t, err)
+	cfg := Config{Policy: tools.Policy{
+		Quotas: []tools.QuotaRule{{Name: "daily", Tools: []string{"getStock"}, Limit: 10, Window: time.Hour, Per: tools.PerClient}},
+	}}
+	g, _ := newStockGateway(t, cfg, Deps{Metrics: reg, Audit: w, Gate: downGate{}})
+	const v = "2025-11-25"
+	sid := g.initialize(t, v)
+	res := g.sessionCall(t, sid, v, rpc(t, 2, "tools/call", map[string]any{"name": "getStock", "arguments": map[string]any{}})).result(t)
+	require.Equal(t, true, res["isError"])
+	sc := res["structuredContent"].(map[string]any)
+	require.Equal(t, "quota_exceeded", sc["kind"], "the client waits it out as a quota")
+	require.Equal(t, "unavailable", sc["scope"])
+	require.NoError(t, w.Close())
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	require.Equal(t, 1.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "getStock", "outcome", "quota_unavailable"))
+	require.Equal(t, 0.0, sampleValue(t, families, "mcpgw_tool_calls_total", "tool", "getStock", "outcome", "quota_exceeded"))
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &line), buf.String())
+	require.Equal(t, "denied", line["outcome"])
+	require.Equal(t, audit.ReasonQuotaUnavailable, line["reason"])
+
+	// The same denial as a JSON-RPC error (a resource read, a prompt).
+	e := mcp.NewError(mcp.CodeInvalidRequest, "x").WithData(map[string]any{"kind": "quota_exceeded", "scope": "unavailable"})
+	outcome, reason := errorOutcome(e)
+	require.Equal(t, audit.OutcomeDenied+"/"+audit.ReasonQuotaUnavailable, outcome+"/"+reason)
+	outcome, reason = errorOutcome(mcp.NewError(mcp.CodeInvalidRequest, "x").WithData(map[string]any{"kind": "quota_exceeded", "quota": "daily"}))
+	require.Equal(t, audit.OutcomeDenied+"/"+audit.ReasonQuotaExceeded, outcome+"/"+reason)
+}
+
+// A call that found its tool before a reload swapped it out, and counts
+// after the reload deleted the tool's series, does not bring them back
+// for good.
+func TestMetricsOfARetiredToolDoNotLinger(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	g := newTestGatewayWith(t, Config{}, Deps{Metrics: reg})
+	m := g.srv.metrics
+	inFlight := (*m.tools.Load())["getNote"] // the call's lookup, before the swap
+	require.NotNil(t, inFlight)
+	g.srv.SetCatalog(stockCatalog(t))
+	inFlight.resolve().calls[callOK].Inc() // after it
+	require.Zero(t, testutil.CollectAndCount(reg, "mcpgw_tool_calls_total"))
+	require.Zero(t, testutil.CollectAndCount(reg, "mcpgw_tool_call_duration_seconds"))
 }

@@ -23,13 +23,35 @@ type runtimeSettings struct {
 	resources                         []resources.Declared
 }
 
-// settings are the server-level settings served now.
-func (s *Server) settings() *runtimeSettings {
-	if rs := s.runtime.Load(); rs != nil {
-		return rs
+// settings are the server-level settings served now (New stores the
+// first, so a request never builds them).
+func (s *Server) settings() *runtimeSettings { return s.runtime.Load() }
+
+func settingsOf(cfg *Config) *runtimeSettings {
+	return &runtimeSettings{maxSessionsPerClient: cfg.MaxSessionsPerClient, maxSessions: cfg.MaxSessions,
+		sessionConcurrency: cfg.Policy.SessionConcurrency, prompts: cfg.Prompts, resources: cfg.Resources}
+}
+
+// CheckReconfigure reports what would make Reconfigure(cfg, c) fail (an
+// invalid policy, tool mode, prompt or resource, or toolsets c lacks),
+// changing nothing: a caller swapping several servers checks them all
+// before it swaps any.
+func (s *Server) CheckReconfigure(cfg Config, c Catalog) error {
+	if err := cfg.Policy.Validate(); err != nil {
+		return err
 	}
-	return &runtimeSettings{maxSessionsPerClient: s.cfg.MaxSessionsPerClient, maxSessions: s.cfg.MaxSessions,
-		sessionConcurrency: s.cfg.Policy.SessionConcurrency, prompts: s.cfg.Prompts, resources: s.cfg.Resources}
+	if cfg.ToolMode != "" && !tools.ValidToolMode(cfg.ToolMode) {
+		return fmt.Errorf("tool mode %q: must be all, toolsets or search", cfg.ToolMode)
+	}
+	if c.Tools != nil {
+		if err := tools.CheckToolsets(c.Tools, cfg.ToolsetsEnabled); err != nil {
+			return err
+		}
+	}
+	if err := prompts.Check(cfg.Prompts); err != nil {
+		return err
+	}
+	return resources.Check(cfg.Resources)
 }
 
 // Reconfigure serves the settings of cfg that may change while serving,
@@ -43,21 +65,19 @@ func (s *Server) settings() *runtimeSettings {
 // What changes: ToolCallLimit, MaxConcurrentCalls, MaxSessionsPerClient,
 // MaxSessions, Policy (but Authorize and Challenge, which follow the
 // authentication set up at New), ToolsetsEnabled, ToolMode, Prompts and
-// Resources. Every other field of cfg is ignored. Session caps apply only
-// when the server counts sessions (Deps.Sessions, or caps set at New).
-// An error (an invalid policy, tool mode, prompt or resource) changes
-// nothing.
+// Resources. An empty ToolMode keeps the mode served now. Every other
+// field of cfg is ignored. Session caps apply only when the server counts
+// sessions (Deps.Sessions, or caps set at New). An error (what
+// CheckReconfigure reports) changes nothing.
 func (s *Server) Reconfigure(cfg Config, c Catalog) (announce func(), err error) {
-	if err := cfg.Policy.Validate(); err != nil {
+	if err := s.CheckReconfigure(cfg, c); err != nil {
 		return nil, err
-	}
-	if cfg.ToolMode != "" && !tools.ValidToolMode(cfg.ToolMode) {
-		return nil, fmt.Errorf("tool mode %q: must be all, toolsets or search", cfg.ToolMode)
 	}
 	s.reconfigureMu.Lock()
 	defer s.reconfigureMu.Unlock()
 	old := s.settings()
 	before := s.views()
+	// Checked above: these compile.
 	if err := s.prompts.SetDeclared(cfg.Prompts); err != nil {
 		return nil, err
 	}
@@ -65,8 +85,7 @@ func (s *Server) Reconfigure(cfg Config, c Catalog) (announce func(), err error)
 		_ = s.prompts.SetDeclared(old.prompts) // served until now: compiles
 		return nil, err
 	}
-	s.runtime.Store(&runtimeSettings{maxSessionsPerClient: cfg.MaxSessionsPerClient, maxSessions: cfg.MaxSessions,
-		sessionConcurrency: cfg.Policy.SessionConcurrency, prompts: cfg.Prompts, resources: cfg.Resources})
+	s.runtime.Store(settingsOf(&cfg))
 	s.swapCatalog(c, &tools.Config{CallLimit: cfg.ToolCallLimit, MaxConcurrent: cfg.MaxConcurrentCalls, Policy: cfg.Policy,
 		ToolsetsEnabled: cfg.ToolsetsEnabled, ToolMode: cfg.ToolMode})
 	return func() { s.announceListChanges(before, c.Version) }, nil

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -58,4 +59,62 @@ func TestReconfigureKeepsSessionsAndStreams(t *testing.T) {
 	require.NotContains(t, string(call("7").body), "rate limit", "the burst admits one")
 	require.Contains(t, string(call("8").body), "rate limit exceeded", "the new limit applies")
 	require.NoError(t, g.srv.Ready(context.Background()))
+}
+
+// The session caps a reload sets are the ones initialize enforces.
+func TestReconfigureChangesSessionCaps(t *testing.T) {
+	g := newTestGateway(t, Config{MaxSessionsPerClient: 5})
+	g.initialize(t, "2025-11-25")
+	cur := g.srv.currentCatalog()
+	announce, err := g.srv.Reconfigure(Config{MaxSessionsPerClient: 1}, *cur)
+	require.NoError(t, err)
+	announce()
+	r := g.do(t, exchange{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+	require.Equal(t, http.StatusTooManyRequests, r.status, "the lowered cap applies: %s", r.body)
+	require.Contains(t, string(r.body), "holds 1 open sessions")
+}
+
+// A reload's max_concurrent_calls bounds the calls started after it.
+func TestReconfigureChangesMaxConcurrentCalls(t *testing.T) {
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(hs.Close)
+	g := newGatewayFor(t, Config{}, []byte(slowDoc), hs.URL)
+	_, err := g.srv.Reconfigure(Config{MaxConcurrentCalls: 1}, *g.srv.currentCatalog())
+	require.NoError(t, err)
+	sid := g.initialize(t, "2025-11-25")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	done := make(chan reply, 1)
+	go func() { done <- g.sessionCall(t, sid, "2025-11-25", call) }()
+	waitFor(t, started, "the first call")
+	r := g.sessionCall(t, sid, "2025-11-25", call)
+	require.Contains(t, string(r.body), "busy", "one slot, taken: %s", r.body)
+	close(release)
+	<-done
+}
+
+// CheckReconfigure refuses what Reconfigure would, serving on unchanged.
+func TestCheckReconfigureChangesNothing(t *testing.T) {
+	g := newTestGateway(t, Config{})
+	cur := g.srv.currentCatalog()
+	bad := "{{"
+	for _, cfg := range []Config{
+		{Prompts: []DeclaredPrompt{{Name: "p", Messages: []PromptMessage{{Role: "user", Text: &bad}}}}},
+		{ToolMode: "most"},
+		{ToolsetsEnabled: []string{"nosuch"}},
+	} {
+		require.Error(t, g.srv.CheckReconfigure(cfg, *cur))
+		_, err := g.srv.Reconfigure(cfg, *cur)
+		require.Error(t, err)
+	}
+	require.Same(t, cur, g.srv.currentCatalog())
+	require.NoError(t, g.srv.CheckReconfigure(Config{ToolMode: "search"}, *cur))
 }

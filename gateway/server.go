@@ -371,8 +371,8 @@ type Server struct {
 	tracer tracer
 
 	catalog atomic.Pointer[Catalog]
-	// runtime are the server-level settings Reconfigure replaced (nil:
-	// cfg's); reconfigureMu orders Reconfigure calls.
+	// runtime are the server-level settings served (cfg's until
+	// Reconfigure); reconfigureMu orders Reconfigure and ReplaceCatalog.
 	runtime       atomic.Pointer[runtimeSettings]
 	reconfigureMu sync.Mutex
 	cache         *sessionCache
@@ -518,6 +518,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		pending:    deps.Pending,
 		waiters:    map[waiterKey]waiter{},
 	}
+	s.runtime.Store(settingsOf(&cfg))
 	s.tracer = newTracer(deps.TracerProvider, cfg.ServerVersion)
 	s.metrics = newMetrics(deps.Metrics, s.waitingRequests)
 	if s.pending == nil {
@@ -632,6 +633,8 @@ func (s *Server) SetCatalog(c Catalog) { s.ReplaceCatalog(c)() }
 // returns the announcement of what changed, to make once every replica
 // serves c (a client told re-lists, and may reach any replica).
 func (s *Server) ReplaceCatalog(c Catalog) (announce func()) {
+	s.reconfigureMu.Lock()
+	defer s.reconfigureMu.Unlock()
 	before := s.views()
 	s.swapCatalog(c, nil)
 	return func() { s.announceListChanges(before, c.Version) }

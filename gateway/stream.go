@@ -168,8 +168,10 @@ const (
 // pumpSession copies a 2024-11-05 session's log to its stream until the
 // client goes, the session ends, or the server shuts down. Event ids are
 // the log's, after idPrefix. The stream is its session's life: each
-// keep-alive also keeps the session from idling out.
-func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string) pumpEnd {
+// keep-alive also keeps the session from idling out. resumed: the client
+// sent Last-Event-ID, so what it first gets is a replay
+// (mcpgw_events_replayed_total), as on a GET push stream.
+func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor string, wake <-chan []byte, idPrefix string, resumed bool) pumpEnd {
 	defer s.local.add(&localStream{sid: sid, principal: principalOf(ctx)})()
 	keepAlive, stop := s.keepAliveTicks()
 	defer stop()
@@ -197,14 +199,20 @@ func (s *Server) pumpSession(ctx context.Context, sse *sseWriter, sid, cursor st
 			s.logLimited(ctx, slog.LevelWarn, "reading session stream failed", "err", err, "session", shortID(sid))
 		}
 		for _, e := range evs {
-			if le := readLogEvent(e.Data); le.kind == 0 && sse.event(idPrefix+e.ID, le.msg) != nil {
-				return pumpClientGone
+			if le := readLogEvent(e.Data); le.kind == 0 {
+				if sse.event(idPrefix+e.ID, le.msg) != nil {
+					return pumpClientGone
+				}
+				if resumed {
+					s.metrics.replayed.Inc()
+				}
 			}
 			cursor = e.ID
 		}
 		if len(evs) == replayBatch {
 			continue
 		}
+		resumed = false // until the first wait: what the client missed
 		select {
 		case <-ctx.Done():
 			return pumpClientGone

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -33,11 +34,11 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
-	"github.com/mcp-gateway/mcp-gateway/sessions"
 )
 
 // TracerProvider is OpenTelemetry's (go.opentelemetry.io/otel/trace), named
-// here so that this file stays the gateway's one use of it.
+// here so that Deps does not make every user of the gateway import it.
+// OpenTelemetry appears only in this file and trace_backend.go.
 type TracerProvider = trace.TracerProvider
 
 type tracer = trace.Tracer
@@ -77,9 +78,11 @@ const maxAttr = 256
 var traceContext propagation.TraceContext
 
 // withTraceHeaders is r with the caller's trace context from its headers,
-// when tracing is on and it sent a valid one.
+// when tracing is on and it sent a valid one. Only a POST carries JSON-RPC
+// requests (the spans); a GET push stream is not part of the caller's
+// trace, however long it stays open.
 func (s *Server) withTraceHeaders(r *http.Request) *http.Request {
-	if s.tracer == nil || r.Header.Get("traceparent") == "" {
+	if s.tracer == nil || r.Method != http.MethodPost || r.Header.Get("traceparent") == "" {
 		return r
 	}
 	ctx := traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
@@ -137,16 +140,50 @@ func (c *metaCarrier) Set(string, string) {}
 func (c *metaCarrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
 
 // traced runs h as dispatch does, inside a server span when tracing is on.
+// A request already inside its span (a stream refused after the chain
+// ran, answered through dispatch) is not spanned twice.
 func (s *Server) traced(r *mcp.Request, h mcp.Handler) (any, error) {
-	if s.tracer == nil {
+	if s.tracer == nil || InServerSpan(r.Ctx) {
 		return h(r)
 	}
 	return s.tracedCall(r, h)
 }
 
+// serverSpanKey marks a context as inside a server span the gateway
+// started. A span context alone does not say so: a caller's traceparent
+// makes a valid (remote) one before any span exists, and work done under
+// it (a session lookup, a stream's keep-alive touches) is not the
+// request's.
+type serverSpanKey struct{}
+
+// InServerSpan reports whether ctx is the context of a JSON-RPC request's
+// server span: the client spans (the backend's, Redis's) are made only
+// there, so that nothing joins a trace the gateway did not start a span in.
+func InServerSpan(ctx context.Context) bool {
+	on, _ := ctx.Value(serverSpanKey{}).(bool)
+	return on
+}
+
+// ServerSpanContext is ctx, which carries a server span the caller just
+// started, marked as such (InServerSpan): what the gateway does for its
+// own, and what a test of the client span hooks starts its parent with.
+func ServerSpanContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serverSpanKey{}, true)
+}
+
+// outsideServerSpan is ctx without its server span: for what runs after
+// the span ended (a subscriptions/listen stream, admitted in the span).
+func outsideServerSpan(ctx context.Context) context.Context {
+	if !InServerSpan(ctx) {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(context.WithValue(ctx, serverSpanKey{}, false), trace.SpanContext{})
+}
+
 func (s *Server) tracedCall(r *mcp.Request, h mcp.Handler) (any, error) {
 	ctx, span := s.tracer.Start(r.Ctx, "mcp", trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
+	ctx = ServerSpanContext(ctx)
 	// A span the sampler dropped records nothing: its name and attributes
 	// are not worth building.
 	recording := span.IsRecording()
@@ -205,10 +242,19 @@ func requestAttrs(r *mcp.Request) []attribute.KeyValue {
 		}
 	case "resources/read":
 		if r.Meta.URI != nil {
-			attrs = append(attrs, attrResourceURI.String(mcp.TruncateTo(*r.Meta.URI, maxAttr, "…")))
+			attrs = append(attrs, attrResourceURI.String(mcp.TruncateTo(uriWithoutQuery(*r.Meta.URI), maxAttr, "…")))
 		}
 	}
 	return attrs
+}
+
+// uriWithoutQuery is a resource URI without its query and fragment, where
+// a templated resource's arguments (a search term, an e-mail) travel.
+func uriWithoutQuery(uri string) string {
+	if i := strings.IndexAny(uri, "?#"); i >= 0 {
+		return uri[:i]
+	}
+	return uri
 }
 
 // Span outcomes (mcpgw.outcome): the audit log's words.
@@ -266,16 +312,6 @@ func recordOutcome(span trace.Span, r *mcp.Request, res any, err error) {
 // errorCode is the JSON-RPC code translate gives err, without translate's
 // logging (dispatch logs it once).
 func errorCode(err error) int {
-	var rerr *mcp.Error
-	switch {
-	case errors.As(err, &rerr):
-		return rerr.Code
-	case errors.Is(err, sessions.ErrNotFound):
-		return errSessionNotFound().Code
-	case errors.Is(err, sessions.ErrUnavailable):
-		return errStoreUnavailable().Code
-	case errors.Is(err, errBusUnavailable):
-		return errBusDown().Code
-	}
-	return mcp.InternalError().Code
+	rerr, _, _ := rpcError(err)
+	return rerr.Code
 }

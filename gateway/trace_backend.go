@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 
@@ -13,22 +12,28 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // TraceBackend wraps the call path's transport (toolgen/call's
 // Config.Transport) so that each backend request made on behalf of a
 // traced MCP request is a client span, child of the request's server span,
 // and the backend is told in traceparent. toolgen stays free of
-// OpenTelemetry: the request's context carries the span down to it.
+// OpenTelemetry: the request's context carries the span down to it, and
+// the operation's path template (call.PathTemplate: set
+// Config.PathTemplates with this transport).
 func TraceBackend(next http.RoundTripper, tp TracerProvider, version string) http.RoundTripper {
 	return &tracedTransport{next: next, tracer: tp.Tracer("github.com/mcp-gateway/mcp-gateway/gateway/backend", trace.WithInstrumentationVersion(version))}
 }
 
 // tracedTransport makes a client span of each backend request made on
 // behalf of a traced MCP request, and tells the backend in traceparent.
-// Hand-written rather than otelhttp's: the URL it records has no query
-// (backend API keys may travel there) and a transport error is recorded by
-// kind, not by its text (which quotes the URL).
+// Hand-written rather than otelhttp's: no URL is recorded, only the
+// operation's path template, the scheme and the host (the path and the
+// query carry the tool's arguments, and backend API keys may travel in the
+// query), and a transport error is recorded by kind, not by its text
+// (which quotes the URL).
 type tracedTransport struct {
 	next   http.RoundTripper
 	tracer trace.Tracer
@@ -36,8 +41,8 @@ type tracedTransport struct {
 
 func (t *tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		// Background work (a subscription's poll): no trace to join.
+	if !InServerSpan(ctx) || !trace.SpanContextFromContext(ctx).IsValid() {
+		// Background work (a subscription's poll): no span to hang on.
 		return t.next.RoundTrip(req)
 	}
 	ctx, span := t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient))
@@ -51,8 +56,14 @@ func (t *tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	span.SetAttributes(
 		attribute.String("http.request.method", req.Method),
-		attribute.String("server.address", req.URL.Hostname()),
-		attribute.String("url.full", (&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host, Path: req.URL.Path, RawPath: req.URL.RawPath}).String()))
+		attribute.String("url.scheme", req.URL.Scheme),
+		attribute.String("server.address", req.URL.Hostname()))
+	if tmpl := call.PathTemplate(ctx); tmpl != "" {
+		// Low cardinality: the document's paths, named as the semantic
+		// conventions name a client span that knows its template.
+		span.SetName(req.Method + " " + tmpl)
+		span.SetAttributes(attribute.String("url.template", tmpl))
+	}
 	if p, err := strconv.Atoi(req.URL.Port()); err == nil {
 		span.SetAttributes(attribute.Int("server.port", p))
 	}

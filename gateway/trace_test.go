@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
@@ -40,24 +42,35 @@ func newTracedGateway(t *testing.T) *tracedGateway {
 
 func newTracedGatewayWith(t *testing.T, cfg Config) *tracedGateway {
 	t.Helper()
+	return newTracedGatewayOn(t, cfg, demo.OpenAPI(), demo.New().Handler(), false)
+}
+
+// newTracedGatewayOn is a traced gateway in front of api (served by
+// handler); with traceBackend, its backend requests go through
+// TraceBackend as the binary's do (seen then records the client spans).
+func newTracedGatewayOn(t *testing.T, cfg Config, api []byte, handler http.Handler, traceBackend bool) *tracedGateway {
+	t.Helper()
 	tg := &tracedGateway{spans: tracetest.NewInMemoryExporter()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tg.spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 
-	backend := httptest.NewServer(demo.New().Handler())
+	backend := httptest.NewServer(handler)
 	t.Cleanup(backend.Close)
 	ctx := context.Background()
-	d, err := openapi.LoadData(ctx, demo.OpenAPI(), "test/openapi.yaml", openapi.LoadOptions{})
+	d, err := openapi.LoadData(ctx, api, "test/openapi.yaml", openapi.LoadOptions{})
 	require.NoError(t, err)
 	set, err := toolgen.Generate(d, toolgen.Options{})
 	require.NoError(t, err)
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	var rt http.RoundTripper = roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		tg.mu.Lock()
 		tg.seen = append(tg.seen, trace.SpanContextFromContext(r.Context()))
 		tg.mu.Unlock()
 		return http.DefaultTransport.RoundTrip(r)
 	})
-	caller, err := call.NewCaller(d, call.Config{BaseURL: backend.URL, Transport: rt})
+	if traceBackend {
+		rt = TraceBackend(rt, tp, "test")
+	}
+	caller, err := call.NewCaller(d, call.Config{BaseURL: backend.URL, Transport: rt, PathTemplates: traceBackend})
 	require.NoError(t, err)
 	cfg.ListenAddr = "127.0.0.1:0"
 	srv, err := New(cfg, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TracerProvider: tp})
@@ -299,4 +312,122 @@ func TestTraceOffTouchesNothing(t *testing.T) {
 	require.Nil(t, newTracer(nil, "v"))
 	allocs := testing.AllocsPerRun(100, func() { _ = s.withTraceHeaders(r) })
 	require.Zero(t, allocs)
+}
+
+// Only a POST (JSON-RPC requests) takes the caller's trace: a GET push
+// stream, open for hours, is no part of it. And a caller's span alone is
+// not the gateway's: nothing is done in it until a server span starts.
+func TestTraceOnlyPOSTTakesTheCallersTrace(t *testing.T) {
+	tg := newTracedGateway(t)
+	get := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+	get.Header.Set("traceparent", clientParent)
+	require.Same(t, get, tg.srv.withTraceHeaders(get))
+	post := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	post.Header.Set("traceparent", clientParent)
+	ctx := tg.srv.withTraceHeaders(post).Context()
+	require.Equal(t, clientTrace, trace.SpanContextFromContext(ctx).TraceID().String())
+	require.False(t, InServerSpan(ctx), "the caller's span is not a server span of the gateway's")
+}
+
+// A subscriptions/listen stream runs outside its span, which ended when
+// the stream was admitted: neither what it reads to start (the resource's
+// baseline) nor its polls are spans of the caller's trace.
+func TestTraceListenStreamOutsideItsSpan(t *testing.T) {
+	b := &stockBackend{level: 1}
+	tg := newTracedGatewayOn(t, Config{SubscriptionLeaseTTL: 300 * time.Millisecond}, []byte(stockDoc), b, true)
+	body := `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + stockURI + `"]},` + modernMeta + `}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tg.url, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen", "traceparent": clientParent} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+	}
+	require.NoError(t, err)
+	stream := &sseClient{eventStream[sseEvent]{resp: resp, cancel: cancel, events: readSSE(resp.Body)}}
+	t.Cleanup(stream.close)
+	ack := stream.nextMessage(t)
+	require.Equal(t, "notifications/subscriptions/acknowledged", ack["method"], "%v", ack)
+	require.Equal(t, map[string]any{"resourceSubscriptions": []any{stockURI}}, ack["params"].(map[string]any)["notifications"])
+	require.Eventually(t, func() bool { return b.stockGETs() >= 2 }, 10*time.Second, 20*time.Millisecond,
+		"the baseline is read and the resource polled")
+
+	span := tg.serverSpan(t, "subscriptions/listen")
+	require.Equal(t, clientSpan, span.Parent.SpanID().String())
+	for _, s := range tg.spans.GetSpans() {
+		require.Equal(t, trace.SpanKindServer, s.SpanKind, "a span of the stream's work: %s under %s", s.Name, s.Parent.SpanID())
+	}
+	for _, sc := range tg.backendContexts() {
+		require.False(t, sc.IsValid(), "a backend request of the stream carries a trace")
+	}
+}
+
+// A backend request's span is named and described by the operation's path
+// template, never by the path the arguments made; a resource URI is
+// recorded without its query and fragment.
+func TestTraceRecordsTemplatesNotArguments(t *testing.T) {
+	tg := newTracedGatewayOn(t, Config{}, demo.OpenAPI(), demo.New().Handler(), true)
+	sid := tg.initialize(t, "2025-06-18")
+	tg.reset()
+	r := tg.do(t, exchange{
+		body:    `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"downloadFile","arguments":{"name":"alice.example.com"}}}`,
+		headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18", "traceparent": clientParent},
+	})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	server := tg.serverSpan(t, "tools/call")
+	var clients []tracetest.SpanStub
+	for _, s := range tg.spans.GetSpans() {
+		if s.SpanKind == trace.SpanKindClient {
+			clients = append(clients, s)
+		}
+	}
+	require.Len(t, clients, 1, "%s", r.body)
+	client := clients[0]
+	require.Equal(t, server.SpanContext.SpanID(), client.Parent.SpanID())
+	require.Equal(t, "GET /files/{name}/download", client.Name)
+	require.Equal(t, "/files/{name}/download", attrOf(client, "url.template"))
+	require.Equal(t, "http", attrOf(client, "url.scheme"))
+	require.Empty(t, attrOf(client, "url.full"))
+	for _, s := range tg.spans.GetSpans() {
+		for _, kv := range s.Attributes {
+			require.NotContains(t, kv.Value.Emit(), "alice", "%s records an argument (%s)", s.Name, kv.Key)
+		}
+	}
+
+	tg.reset()
+	_ = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"notes://x/y?q=alice#alice"}}`)
+	require.Equal(t, "notes://x/y", attrOf(tg.serverSpan(t, "resources/read"), "mcp.resource.uri"))
+}
+
+// The policy webhook's asks, given the traced client the binary gives
+// them, are client spans of the call they are for, and the hook is told.
+func TestTraceWebhookAsk(t *testing.T) {
+	var seen string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Get("traceparent")
+		_, _ = io.WriteString(w, `{"allowed":true}`)
+	}))
+	t.Cleanup(hook.Close)
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tg := newTracedGatewayWith(t, Config{Policy: Policy{Webhook: &Webhook{URL: hook.URL,
+		Client: &http.Client{Transport: TraceBackend(http.DefaultTransport, tp, "test")}}}})
+	sid := tg.initialize(t, "2025-06-18")
+	tg.reset()
+	r := tg.do(t, exchange{
+		body:    `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"listNotes","arguments":{}}}`,
+		headers: map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18", "traceparent": clientParent},
+	})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	server := tg.serverSpan(t, "tools/call")
+	asks := spans.GetSpans()
+	require.Len(t, asks, 1)
+	require.Equal(t, "POST", asks[0].Name)
+	require.Equal(t, server.SpanContext.SpanID(), asks[0].Parent.SpanID())
+	require.Equal(t, "00-"+clientTrace+"-"+asks[0].SpanContext.SpanID().String()+"-01", seen)
 }

@@ -233,6 +233,9 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request, msg *mes
 		// passed it on, or answers in its place as for any request.
 		res, err := s.traced(req, m.handle)
 		if admitted, ok := res.(streamAdmitted); ok && err == nil {
+			// The span ended with the admission: the stream's own work
+			// (its keep-alives, for as long as it lasts) is no part of it.
+			admitted.r.Ctx = outsideServerSpan(admitted.r.Ctx)
 			m.stream(s, w, r, admitted.r)
 			return nil
 		}

@@ -23,8 +23,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
-	"unicode"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 )
@@ -42,75 +40,6 @@ var runtimeKeys = []string{
 	"backend_error_body", "max_request_url_bytes",
 	// Declared content, and the log.
 	"prompts", "resources", "log_level",
-}
-
-// configField is one leaf field of config and the key that sets it.
-type configField struct {
-	index []int
-	key   string
-}
-
-var (
-	fieldsOnce sync.Once
-	fields     []configField
-)
-
-// configFields lists config's exported leaf fields (embedded structs
-// flattened) with their keys: found by setting each option on an empty
-// configuration and seeing which field it changes; a field no option
-// sets that way (the YAML-only lists) is its name in snake case.
-func configFields() []configField {
-	fieldsOnce.Do(func() {
-		var walk func(t reflect.Type, prefix []int)
-		walk = func(t reflect.Type, prefix []int) {
-			for i := range t.NumField() {
-				f := t.Field(i)
-				idx := append(slices.Clip(prefix), i)
-				switch {
-				case f.Anonymous && f.Type.Kind() == reflect.Struct:
-					walk(f.Type, idx)
-				case f.IsExported() && f.Name != "ConfigFile" && f.Name != "APIs":
-					fields = append(fields, configField{index: idx, key: snake(f.Name)})
-				}
-			}
-		}
-		walk(reflect.TypeFor[config](), nil)
-		probes := []string{"true", "7", "0.5", "127.0.0.1:7", "/p", "http://h.example", "7s", "a=b", "x"}
-		for _, o := range options {
-			if o.noYAML {
-				continue
-			}
-			for _, p := range append([]string{o.def}, probes...) {
-				var c config
-				if p == "" || o.set(&c, p) != nil {
-					continue
-				}
-				zero, set := reflect.ValueOf(config{}), reflect.ValueOf(c)
-				found := false
-				for i := range fields {
-					if !reflect.DeepEqual(zero.FieldByIndex(fields[i].index).Interface(), set.FieldByIndex(fields[i].index).Interface()) {
-						fields[i].key, found = o.key, true
-					}
-				}
-				if found {
-					break
-				}
-			}
-		}
-	})
-	return fields
-}
-
-// snake is a Go field name in snake case: ToolLimits → tool_limits.
-func snake(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		if unicode.IsUpper(r) && i > 0 && !unicode.IsUpper(rune(name[i-1])) {
-			b.WriteByte('_')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }
 
 // mergeReload is what a reload serves: the running configuration with the
@@ -192,9 +121,13 @@ func planReload(running *config, eps []*endpoint, next *config) *reloadPlan {
 		p.groups = append(p.groups, group)
 	}
 	// An entry's change also shows at the top level it inherits from:
-	// name what the entries name.
+	// name what the entries name. But log_level, process-wide, is named
+	// once, at the top level (so that a change of it alone stays one).
 	p.changed = slices.DeleteFunc(p.changed, func(k string) bool {
-		return len(running.APIs) > 0 && !strings.HasPrefix(k, "apis[") && k != "log_level"
+		if strings.HasPrefix(k, "apis[") {
+			return strings.HasSuffix(k, "].log_level")
+		}
+		return len(running.APIs) > 0 && k != "log_level"
 	})
 	return p
 }
@@ -253,10 +186,27 @@ func (cr *configReloader) reload(ctx context.Context) bool {
 		cr.setLevel(plan)
 		return true
 	}
+	announce, ok := cr.apply(ctx, plan, file)
+	if !ok {
+		return false
+	}
+	cr.setLevel(plan)
+	for _, a := range announce {
+		a()
+	}
+	return true
+}
+
+// apply swaps plan's catalogs and settings into every endpoint, or, when
+// one does not take them, into none (false: logged why). It returns the
+// announcements to make.
+func (cr *configReloader) apply(ctx context.Context, plan *reloadPlan, file string) ([]func(), bool) {
 	tag := configTag(file)
-	// Build every endpoint's catalog first: any failure keeps the running
-	// configuration entirely. The reloaders wait meanwhile (rl.mu), so
-	// the documents built from stay the ones served.
+	// Build and check every endpoint's catalog and settings first: any
+	// failure keeps the running configuration entirely. The reloaders
+	// wait meanwhile (rl.mu), so the documents built from stay the ones
+	// served, until the swaps are done (not the announcements: a client
+	// told re-lists at once).
 	for _, ep := range cr.eps {
 		if ep.rl != nil {
 			ep.rl.mu.Lock()
@@ -270,19 +220,22 @@ func (cr *configReloader) reload(ctx context.Context) bool {
 	swaps := make([]swap, len(cr.eps))
 	for i, ep := range cr.eps {
 		cat, err := ep.rebuild(ctx, plan.groups[i], tag)
-		if err != nil {
-			cr.log.Error("SIGHUP: the configuration does not fit the document; serving the running configuration", "file", file,
-				"api", ep.name, "err", newRedactor(cr.cur).scrub(err.Error()))
-			return false
+		why := "the configuration does not fit the document"
+		if err == nil {
+			swaps[i] = swap{gcfg: groupGatewayConfig(plan.groups[i], ep.sh), cat: cat}
+			err, why = ep.srv.CheckReconfigure(swaps[i].gcfg, *cat), "the gateway refuses the configuration"
 		}
-		swaps[i] = swap{gcfg: groupGatewayConfig(plan.groups[i], ep.sh), cat: cat}
+		if err != nil {
+			cr.log.Error("SIGHUP: "+why+"; serving the running configuration", "file", file,
+				"api", ep.name, "err", newRedactor(cr.cur).scrub(err.Error()))
+			return nil, false
+		}
 	}
 	var announce []func()
 	for i, ep := range cr.eps {
 		a, err := ep.srv.Reconfigure(swaps[i].gcfg, *swaps[i].cat)
 		if err != nil {
-			// The configuration was checked as at start: only a check the
-			// gateway makes and the loader does not gets here.
+			// Checked above (CheckReconfigure): not reached.
 			cr.log.Error("SIGHUP: applying the configuration failed; this API serves its running configuration", "api", ep.name, "err", err)
 			continue
 		}
@@ -293,11 +246,7 @@ func (cr *configReloader) reload(ctx context.Context) bool {
 			ep.rl.cfg, ep.rl.staged = ep.cfg, nil
 		}
 	}
-	cr.setLevel(plan)
-	for _, a := range announce {
-		a()
-	}
-	return true
+	return announce, true
 }
 
 // setLevel makes plan the running configuration, at its log level.

@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/demo"
+	"github.com/mcp-gateway/mcp-gateway/quota"
 )
 
 func TestEveryConfigFieldHasItsKey(t *testing.T) {
@@ -101,4 +108,138 @@ func TestReloadAppliesEachAPIEntry(t *testing.T) {
 	next, _, err = loadConfig("mcp-gateway", args, env(nil), io.Discard)
 	require.NoError(t, err)
 	require.Contains(t, planReload(running, eps, next).restart, "apis", "the list's shape needs a restart")
+}
+
+// startTestEndpoints builds the endpoints of the configuration in file,
+// as run does, and the reloader of its SIGHUPs.
+func startTestEndpoints(t *testing.T, file string) (*configReloader, *strings.Builder) {
+	t.Helper()
+	args := []string{"--config", file}
+	cfg, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
+	require.NoError(t, err)
+	groups, err := cfg.endpointGroups()
+	require.NoError(t, err)
+	sh := endpointShared{reg: prometheus.NewRegistry(), several: len(cfg.APIs) > 0, gate: quota.NewMemoryGate(),
+		counter: quota.NewMemorySessionCounter(), status: &startStatus{}}
+	logs := &strings.Builder{}
+	level := &slog.LevelVar{}
+	log := slog.New(slog.NewTextHandler(&lockedBuilder{b: logs}, &slog.HandlerOptions{Level: level}))
+	var eps []*endpoint
+	for i, g := range groups {
+		ep, code, err := startEndpoint(context.Background(), g, i == 0, sh, log, io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, exitOK, code)
+		t.Cleanup(ep.close)
+		eps = append(eps, ep)
+	}
+	return &configReloader{args: args, getenv: env(nil), log: log, level: level, cur: cfg, eps: eps}, logs
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func writeDemoDoc(t *testing.T, dir, name string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), demo.OpenAPI(), 0o600))
+}
+
+// A configuration the loader takes but one API's gateway refuses (here a
+// prompt whose template does not parse) changes nothing: not the other
+// API, not the log level, not the running configuration.
+func TestReloadRefusedByOneAPIChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeDemoDoc(t, dir, "a.yaml")
+	writeDemoDoc(t, dir, "b.yaml")
+	file := filepath.Join(dir, "gw.yaml")
+	write := func(s string) { require.NoError(t, os.WriteFile(file, []byte(s), 0o600)) }
+	apis := "apis:\n  - {name: a, openapi: " + filepath.Join(dir, "a.yaml") + ", upstream: http://127.0.0.1:1, mount_path: /a%s}\n" +
+		"  - name: b\n    openapi: " + filepath.Join(dir, "b.yaml") + "\n    upstream: http://127.0.0.1:1\n    mount_path: /b\n"
+	write("log_level: info\n" + fmt.Sprintf(apis, ""))
+	cr, logs := startTestEndpoints(t, file)
+	running := cr.cur
+	type state struct {
+		cat *gateway.Catalog
+		cfg *config
+	}
+	before := []state{}
+	for _, ep := range cr.eps {
+		before = append(before, state{ep.catalog, ep.cfg})
+	}
+
+	write("log_level: debug\n" + fmt.Sprintf(apis, ", exclude: [deleteNote]") +
+		"    prompts:\n      - name: p\n        messages:\n          - {role: user, text: \"{{\"}\n")
+	require.False(t, cr.reload(context.Background()), logs.String())
+	require.Equal(t, slog.LevelInfo, cr.level.Level(), "the level stays")
+	require.Same(t, running, cr.cur, "the running configuration stays")
+	for i, ep := range cr.eps {
+		require.Same(t, before[i].cat, ep.catalog, "endpoint %s serves its catalog", ep.name)
+		require.Same(t, before[i].cfg, ep.cfg)
+		require.Same(t, before[i].cfg, ep.rl.cfg)
+	}
+	require.Contains(t, logs.String(), "level=ERROR")
+	require.Contains(t, logs.String(), "prompt")
+	require.NotContains(t, logs.String(), "configuration reloaded")
+}
+
+// With apis, a change of log_level alone is one: no catalog is rebuilt.
+func TestReloadOfTheLogLevelAloneWithAPIs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gw.yaml")
+	write := func(s string) { require.NoError(t, os.WriteFile(file, []byte(s), 0o600)) }
+	apis := "apis:\n  - {name: a, openapi: a.yaml, mount_path: /a}\n  - {name: b, openapi: b.yaml, mount_path: /b}\n"
+	write("log_level: info\n" + apis)
+	args := []string{"--config", file}
+	running, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
+	require.NoError(t, err)
+	groups, err := running.endpointGroups()
+	require.NoError(t, err)
+	var eps []*endpoint
+	for _, g := range groups {
+		eps = append(eps, &endpoint{group: g})
+	}
+	write("log_level: debug\n" + apis)
+	next, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, []string{"log_level"}, planReload(running, eps, next).changed)
+}
+
+// A document re-read after a configuration reload is built under the
+// new configuration: its filters stay.
+func TestDocumentReloadAfterConfigReloadKeepsTheNewFilters(t *testing.T) {
+	dir := t.TempDir()
+	writeDemoDoc(t, dir, "doc.yaml")
+	file := filepath.Join(dir, "gw.yaml")
+	base := "openapi: " + filepath.Join(dir, "doc.yaml") + "\nupstream: http://127.0.0.1:1\n"
+	require.NoError(t, os.WriteFile(file, []byte(base), 0o600))
+	cr, logs := startTestEndpoints(t, file)
+	ep := cr.eps[0]
+	_, ok := ep.catalog.Tools.Lookup("deleteNote")
+	require.True(t, ok)
+
+	require.NoError(t, os.WriteFile(file, []byte(base+"exclude: [deleteNote]\n"), 0o600))
+	require.True(t, cr.reload(context.Background()), logs.String())
+	_, ok = ep.catalog.Tools.Lookup("deleteNote")
+	require.False(t, ok, "the reload applied")
+	ep.rl.mu.Lock()
+	cat, err := ep.rl.build(context.Background(), append(demo.OpenAPI(), "\n# v2\n"...))
+	ep.rl.mu.Unlock()
+	require.NoError(t, err)
+	_, ok = cat.Tools.Lookup("deleteNote")
+	require.False(t, ok, "a new version of the document keeps the reloaded filter")
+}
+
+// The loader refuses a glob the gateway would: a reload never gets past
+// it with one.
+func TestBadToolGlobIsAConfigError(t *testing.T) {
+	for _, key := range []string{"tool_limits: [{tools: [\"[\"], rate: 1}]", "quotas: [{name: q, tools: [\"[\"], limit: 1, window: 1h}]"} {
+		_, _, err := loadConfig("mcp-gateway", []string{"--config", writeFile(t, "demo: true\n"+key+"\n")}, env(nil), io.Discard)
+		require.ErrorContains(t, err, `bad glob "["`, key)
+	}
 }

@@ -6,9 +6,11 @@ package main
 // config.go keeps the transport's and the document's settings together.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +159,7 @@ type scopeRuleSetting struct {
 
 var scopeRuleFields = []listField[scopeRuleSetting]{
 	{key: "tools", required: true, usage: "globs over tool names",
-		set: list(func(o *scopeRuleSetting) *[]string { return &o.Tools })},
+		set: globList(func(o *scopeRuleSetting) *[]string { return &o.Tools })},
 	{key: "scopes", required: true, usage: "scopes a caller must hold (all of them)",
 		set: list(func(o *scopeRuleSetting) *[]string { return &o.Scopes })},
 }
@@ -171,7 +173,7 @@ type toolLimitSetting struct {
 
 var toolLimitFields = []listField[toolLimitSetting]{
 	{key: "tools", required: true, usage: "globs over tool names",
-		set: list(func(o *toolLimitSetting) *[]string { return &o.Tools })},
+		set: globList(func(o *toolLimitSetting) *[]string { return &o.Tools })},
 	{key: "rate", required: true, usage: "calls per second of each matching tool per session (stateless: per client)",
 		set: nonNegativeFloat(func(o *toolLimitSetting) *float64 { return &o.Rate })},
 	{key: "burst", usage: "calls at once (default: the rate, at least 1)",
@@ -191,7 +193,7 @@ var quotaFields = []listField[quotaSetting]{
 	{key: "name", required: true, usage: "the quota's name (in denials and the audit log)",
 		set: str(func(o *quotaSetting) *string { return &o.Name })},
 	{key: "tools", required: true, usage: "globs over tool names",
-		set: list(func(o *quotaSetting) *[]string { return &o.Tools })},
+		set: globList(func(o *quotaSetting) *[]string { return &o.Tools })},
 	{key: "limit", required: true, usage: "calls allowed per window",
 		set: positiveInt(func(o *quotaSetting) *int { return &o.Limit })},
 	{key: "window", required: true, usage: "window length; windows are aligned to the Unix epoch in UTC (24h resets at 00:00 UTC)",
@@ -269,6 +271,27 @@ func (c *config) validateSecurity() error {
 		c.OpenAPIRefAllow[i] = norm
 	}
 	return nil
+}
+
+// globList is list for globs over tool names: one path.Match refuses, or
+// none, is refused here as the gateway refuses it (Policy.Validate), so
+// that a reload the loader accepts the gateway takes.
+func globList[C any](field func(*C) *[]string) func(*C, any) error {
+	parse := list(field)
+	return func(c *C, raw any) error {
+		if err := parse(c, raw); err != nil {
+			return err
+		}
+		if len(*field(c)) == 0 {
+			return errors.New("needs at least one glob")
+		}
+		for _, g := range *field(c) {
+			if _, err := pathpkg.Match(g, ""); err != nil {
+				return fmt.Errorf("bad glob %q", g)
+			}
+		}
+		return nil
+	}
 }
 
 func containsFold(list []string, want string) bool {

@@ -93,8 +93,9 @@ type loadedAPI struct {
 }
 
 // loadAPI reads one API's document and builds its catalog; a code other
-// than exitOK says why it could not (already printed).
-func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startStatus, log *slog.Logger, stderr io.Writer) (*loadedAPI, int) {
+// than exitOK says why it could not (already printed), errStopped that
+// the process was told to stop while it waited.
+func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startStatus, log *slog.Logger, stderr io.Writer) (*loadedAPI, int, error) {
 	cfg := entry.cfg
 	la := &loadedAPI{location: cfg.OpenAPI, upstream: cfg.Upstream}
 	var err error
@@ -102,7 +103,7 @@ func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startSt
 		base, stopDemo, err := demo.Start(ctx, "127.0.0.1:0")
 		if err != nil {
 			log.Error("starting the demo backend failed", "err", err)
-			return nil, exitFailure
+			return nil, exitFailure, nil
 		}
 		ep.closers = append(ep.closers, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -118,24 +119,25 @@ func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startSt
 		la.src = newSource(cfg)
 		if la.docData, err = readWithWait(ctx, la.src, cfg.OpenAPIWait, status, log); err != nil {
 			if errors.Is(err, errStopped) {
-				return nil, exitStopped
+				return nil, exitOK, err
 			}
-			return nil, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err))
+			return nil, startupFailed(stderr, cfg, fmt.Errorf("%sloading OpenAPI document: %w", apiPrefix(entry), err)), nil
 		}
 	}
 	if la.catalog, err = buildCatalog(ctx, cfg, la.docData, la.location, la.upstream, ep.backend, log); err != nil {
-		return nil, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err))
+		return nil, startupFailed(stderr, cfg, fmt.Errorf("%s%w", apiPrefix(entry), err)), nil
 	}
 	if la.docData != nil {
 		la.catalog.Version = versionOf(la.docData)
 	}
-	return la, exitOK
+	return la, exitOK, nil
 }
 
 // startEndpoint builds the server of one mount path: one API, or several
 // that share it (their tools merged, each run by its own caller); a code
-// other than exitOK says why it could not (already printed).
-func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int) {
+// other than exitOK says why it could not (already printed); errStopped
+// that the process was told to stop while it waited for a document.
+func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int, error) {
 	entry := group[0]
 	cfg := entry.cfg
 	names := make([]string, len(group))
@@ -157,9 +159,9 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 			ecfg.ToolsetsEnabled = nil
 			e = &apiEntry{Name: e.Name, cfg: &ecfg}
 		}
-		la, code := loadAPI(ctx, e, ep, sh.status, elog, stderr)
-		if code != exitOK {
-			return ep, code
+		la, code, err := loadAPI(ctx, e, ep, sh.status, elog, stderr)
+		if code != exitOK || err != nil {
+			return ep, code, err
 		}
 		loaded = append(loaded, la)
 	}
@@ -170,10 +172,10 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		merged, err := mergeCatalogs(names, loaded)
 		if err != nil {
 			return ep, startupFailed(stderr, cfg, &configError{key: "apis", source: cfg.fileName(),
-				reason: fmt.Sprintf("%s share mount_path %s: %v", strings.Join(names, ", "), cfg.MountPath, err)})
+				reason: fmt.Sprintf("%s share mount_path %s: %v", strings.Join(names, ", "), cfg.MountPath, err)}), nil
 		}
 		if err := gateway.CheckToolsets(merged.Tools, cfg.ToolsetsEnabled); err != nil {
-			return ep, startupFailed(stderr, cfg, &configError{key: "toolsets_enabled", source: cfg.fileName(), reason: err.Error()})
+			return ep, startupFailed(stderr, cfg, &configError{key: "toolsets_enabled", source: cfg.fileName(), reason: err.Error()}), nil
 		}
 		ep.catalog, ep.docData = merged, nil
 		locs := make([]string, len(loaded))
@@ -208,7 +210,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 
 	verifier, err := newVerifier(ctx, cfg, log)
 	if err != nil {
-		return ep, startupFailed(stderr, cfg, err)
+		return ep, startupFailed(stderr, cfg, err), nil
 	}
 	if verifier != nil {
 		ep.closers = append(ep.closers, verifier.Close)
@@ -231,7 +233,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 	srv, err := gateway.New(gcfg, deps)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: %s%v\n", apiPrefix(entry), err)
-		return ep, exitConfig
+		return ep, exitConfig, nil
 	}
 	srv.SetCatalog(*ep.catalog)
 	ep.srv = srv
@@ -242,7 +244,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 				return buildCatalog(ctx, ep.rl.cfg, data, la.location, la.upstream, ep.backend, log) // under rl.mu
 			}}
 	}
-	return ep, exitOK
+	return ep, exitOK, nil
 }
 
 // mergeCatalogs serves several APIs' tools on one endpoint: the tools
@@ -325,7 +327,7 @@ func gatewayConfig(cfg *config, sh endpointShared) gateway.Config {
 		IdentityHeader:       cfg.IdentityHeader,
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
 		MaxSessions:          cfg.MaxSessions,
-		Policy:               policyOf(cfg),
+		Policy:               policyOf(cfg, sh.tracing),
 		Resources:            cfg.Resources,
 		Prompts:              cfg.Prompts,
 

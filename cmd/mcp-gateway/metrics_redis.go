@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,10 +33,24 @@ var redisCommands = []string{
 // round trip: its commands' errors are counted by their own names.
 const redisPipeline = "pipeline"
 
-// redisMetrics are the collectors of the hook, resolved per command once.
+// redisMetrics are the collectors of the hook. A command's series are
+// made at its first use, so a replica exports those of the commands it
+// sends (a dozen or so), not a histogram for every command it might.
 type redisMetrics struct {
-	duration map[string]prometheus.Observer
-	errs     map[string]prometheus.Counter
+	commands map[string]*redisSeries // read-only once made
+	duration *prometheus.HistogramVec
+	errs     *prometheus.CounterVec
+}
+
+// redisSeries are one command label's series, each made at the first
+// use that needs it: its error counter at the command's first use (so it
+// shows 0 before the first failure), its histogram at the first time it
+// is sent on its own (a pipeline's round trip is "pipeline"'s).
+type redisSeries struct {
+	name              string
+	durOnce, errsOnce sync.Once
+	duration          prometheus.Observer
+	errs              prometheus.Counter
 }
 
 // instrumentRedis adds the command metrics to c, registered on reg.
@@ -52,22 +67,27 @@ func instrumentRedis(c redis.UniversalClient, reg prometheus.Registerer) {
 		Help: "Redis commands that failed (unreachable, timed out, refused; a missing key is not a failure), by command name.",
 	}, []string{"command"})
 	reg.MustRegister(duration, errs)
-	m := &redisMetrics{duration: map[string]prometheus.Observer{}, errs: map[string]prometheus.Counter{}}
+	m := &redisMetrics{commands: map[string]*redisSeries{}, duration: duration, errs: errs}
 	for _, name := range append(redisCommands, redisPipeline, "other") {
-		m.duration[name] = duration.WithLabelValues(name)
-		m.errs[name] = errs.WithLabelValues(name)
+		m.commands[name] = &redisSeries{name: name}
 	}
 	c.AddHook(m)
 }
 
 var _ redis.Hook = (*redisMetrics)(nil)
 
-// label is the command's label: its name if listed, else "other".
-func (m *redisMetrics) label(cmd redis.Cmder) string {
-	if name := cmd.Name(); m.duration[name] != nil {
-		return name
+// series are the series of the command label name ("other" for a name
+// not listed); timed: its histogram too.
+func (m *redisMetrics) series(name string, timed bool) *redisSeries {
+	s := m.commands[name]
+	if s == nil {
+		s = m.commands["other"]
 	}
-	return "other"
+	s.errsOnce.Do(func() { s.errs = m.errs.WithLabelValues(s.name) })
+	if timed {
+		s.durOnce.Do(func() { s.duration = m.duration.WithLabelValues(s.name) })
+	}
+	return s
 }
 
 func (m *redisMetrics) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -76,10 +96,10 @@ func (m *redisMetrics) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmd)
-		name := m.label(cmd)
-		m.duration[name].Observe(time.Since(start).Seconds())
-		if failed(name, err) {
-			m.errs[name].Inc()
+		s := m.series(cmd.Name(), true)
+		s.duration.Observe(time.Since(start).Seconds())
+		if failed(s.name, err) {
+			s.errs.Inc()
 		}
 		return err
 	}
@@ -89,10 +109,10 @@ func (m *redisMetrics) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmds)
-		m.duration[redisPipeline].Observe(time.Since(start).Seconds())
+		m.series(redisPipeline, true).duration.Observe(time.Since(start).Seconds())
 		for _, cmd := range cmds {
-			if name := m.label(cmd); failed(name, cmd.Err()) {
-				m.errs[name].Inc()
+			if s := m.series(cmd.Name(), false); failed(s.name, cmd.Err()) {
+				s.errs.Inc()
 			}
 		}
 		return err

@@ -219,3 +219,40 @@ func TestMetricsOfTheBinaryWithRedis(t *testing.T) {
 	require.Eventually(t, func() bool { return sumOf(scrape(t, metricsURL)["mcpgw_redis_errors_total"]) > 0 },
 		20*time.Second, 50*time.Millisecond)
 }
+
+// A command's series appear at its first use, not for every command the
+// gateway might send: a replica exports what it uses.
+func TestRedisSeriesAppearAtFirstUse(t *testing.T) {
+	rdb := redistest.Standalone(t).Client(t)
+	prefix := redistest.Prefix(t)
+	redistest.Cleanup(t, rdb, prefix)
+	reg := prometheus.NewRegistry()
+	instrumentRedis(rdb, reg)
+	series := func() map[string][]string {
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		out := map[string][]string{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				out[f.GetName()] = append(out[f.GetName()], m.GetLabel()[0].GetValue())
+			}
+		}
+		return out
+	}
+	require.Empty(t, series(), "nothing sent yet")
+
+	ctx := context.Background()
+	require.ErrorIs(t, rdb.Get(ctx, prefix+"missing").Err(), redis.Nil)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, prefix+"k", "v", time.Minute)
+		return nil
+	})
+	require.NoError(t, err)
+	got := series()
+	// And the connection's handshake (hello, client).
+	timed := got["mcpgw_redis_command_duration_seconds"]
+	require.Subset(t, timed, []string{"get", redisPipeline})
+	require.NotContains(t, timed, "set", "a pipeline's commands are timed as the pipeline")
+	require.Less(t, len(timed), 6, "%v", timed)
+	require.Subset(t, got["mcpgw_redis_errors_total"], []string{"get", "set"}, "at 0 from the first use")
+}

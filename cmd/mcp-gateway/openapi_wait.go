@@ -17,10 +17,15 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	mcpwire "github.com/mcp-gateway/mcp-gateway/gateway/mcp"
 	"github.com/mcp-gateway/mcp-gateway/internal/lograte"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 )
@@ -62,12 +67,13 @@ func retryableFetch(location string, err error) bool {
 }
 
 // waitReason is what /readyz says while the gateway waits: the kind of
-// failure, not its text (which names internal hosts and addresses).
+// failure, not its text (which names internal hosts and addresses), nor
+// the backend's reason phrase (its own words, shown unauthenticated).
 func waitReason(attempt int, err error) string {
 	what := "the backend does not answer yet"
 	var se *openapi.StatusError
 	if errors.As(err, &se) {
-		what = "the backend answers " + se.Status
+		what = "the backend answers " + strconv.Itoa(se.StatusCode) + " " + http.StatusText(se.StatusCode)
 	}
 	return fmt.Sprintf("loading the OpenAPI document (attempt %d): %s", attempt, what)
 }
@@ -137,12 +143,13 @@ func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // startingHandler answers while the gateway is not serving yet: (with
-// admin) /healthz 200, the process being alive, and /readyz 503 with the
-// reason; (with mcp) every other path 503 with a JSON-RPC error and
-// Retry-After.
-func startingHandler(status *startStatus, mcp, admin bool) http.Handler {
+// admin) /healthz 200, the process being alive, /readyz 503 with the
+// reason and /metrics from reg (how long the wait is taking shows); (with
+// mcp) every other path 503 with a JSON-RPC error and Retry-After.
+func startingHandler(status *startStatus, mcp, admin bool, reg prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	if admin {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		})
@@ -156,19 +163,13 @@ func startingHandler(status *startStatus, mcp, admin bool) http.Handler {
 			return
 		}
 		w.Header().Set("Retry-After", "5")
+		// Not the reason /readyz gives: MCP clients need not learn how the
+		// backend is doing.
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
-			"code": codeUnavailable, "message": "Service Unavailable: the gateway is starting (" + status.get() + "); retry later"}})
+			"code": mcpwire.CodeUnavailable, "message": "Service Unavailable: the gateway is starting; retry later"}})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write(append(body, '\n'))
 	})
 	return mux
 }
-
-// codeUnavailable is the gateway's JSON-RPC code for "not available now"
-// (mcp.CodeUnavailable).
-const codeUnavailable = -32003
-
-// exitStopped is loadAPI's answer when the process was told to stop
-// while it waited: run exits with exitOK.
-const exitStopped = -1

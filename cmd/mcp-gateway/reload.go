@@ -100,6 +100,12 @@ type reloader struct {
 	activeData []byte // its document
 	fetched    string // the version this replica last fetched
 	staged     *staged
+	// broken is the store's version this replica could not build, with
+	// the configuration it tried: it is not built (nor logged, nor
+	// counted) again every check, only once the store or the
+	// configuration moves on.
+	broken    string
+	brokenCfg *config
 	// announce tells clients what the active version changed, once every
 	// live replica serves it (or activationTimeout after it began).
 	announce      func()
@@ -143,7 +149,9 @@ func (rl *reloader) run(ctx context.Context, initial []byte) {
 			cancel()
 			return
 		case <-rl.hup:
-			rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", location)
+			if rl.src != nil { // the demo's document is built in
+				rl.log.Info("SIGHUP: re-reading the OpenAPI document", "location", location)
+			}
 			rl.fetch(ctx, false)
 		case <-fetchTick:
 			lctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -231,18 +239,20 @@ func (rl *reloader) check(ctx context.Context) {
 		}
 		return
 	}
-	if ok && cur.ID != rl.active && (rl.staged == nil || rl.staged.version.ID != cur.ID) {
-		data, err := rl.docs.Document(sctx, cur.ID)
-		if err == nil {
-			var cat *gateway.Catalog
-			if cat, err = rl.build(ctx, data); err == nil {
-				rl.staged = &staged{version: cur, catalog: cat, data: data}
-				rl.log.Info("loaded a new OpenAPI document version; waiting for the other replicas", "version", short(cur.ID))
+	if ok && cur.ID != rl.active && (rl.staged == nil || rl.staged.version.ID != cur.ID) && (cur.ID != rl.broken || rl.cfg != rl.brokenCfg) {
+		if data, err := rl.docs.Document(sctx, cur.ID); err != nil {
+			// The store, not the document: tried again next check.
+			if ctx.Err() == nil {
+				rl.log.Warn("reading the published OpenAPI document failed; serving the running version", "err", err, "version", short(cur.ID))
+				rl.metrics.reloaded(reloadStoreError)
 			}
-		}
-		if err != nil {
+		} else if cat, err := rl.build(ctx, data); err != nil {
+			rl.broken, rl.brokenCfg = cur.ID, rl.cfg
 			rl.log.Warn("loading the published OpenAPI document failed; serving the running version", "err", err, "version", short(cur.ID))
 			rl.metrics.reloaded(reloadInvalid)
+		} else {
+			rl.staged = &staged{version: cur, catalog: cat, data: data}
+			rl.log.Info("loaded a new OpenAPI document version; waiting for the other replicas", "version", short(cur.ID))
 		}
 	}
 	rl.report(sctx)

@@ -130,8 +130,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	shared.status = &startStatus{}
 	shared.status.set("loading the OpenAPI document")
 	mainH, adminH := &swapHandler{}, &swapHandler{}
-	mainH.set(startingHandler(shared.status, true, cfg.AdminListen == ""))
-	adminH.set(startingHandler(shared.status, false, true))
+	mainH.set(startingHandler(shared.status, true, cfg.AdminListen == "", reg))
+	adminH.set(startingHandler(shared.status, false, true, reg))
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-gateway: cannot listen on %s: %v\n", cfg.Listen, err)
@@ -167,12 +167,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 
 	var eps []*endpoint
 	for i, group := range groups {
-		ep, code := startEndpoint(ctx, group, i == 0, shared, log, stderr)
+		ep, code, err := startEndpoint(ctx, group, i == 0, shared, log, stderr)
 		if ep != nil {
 			defer ep.close()
 		}
-		if code == exitStopped {
-			log.Info("stopped while waiting for the OpenAPI document")
+		if errors.Is(err, errStopped) {
+			log.Info(err.Error())
 			return exitOK
 		}
 		if code != exitOK {
@@ -437,6 +437,9 @@ func buildCatalog(ctx context.Context, cfg *config, data []byte, location, upstr
 		ErrorBody:          cfg.BackendErrorBody,
 		MaxRequestURLBytes: int(min(cfg.MaxRequestURL, math.MaxInt32)),
 		Transport:          backend,
+		// backend is nil unless tracing is on (tracing.backendTransport),
+		// and the traced transport records the path templates.
+		PathTemplates: backend != nil,
 
 		OAuthTokenURL:         cfg.BackendOAuthTokenURL,
 		OAuthClientID:         cfg.BackendOAuthClientID,

@@ -98,8 +98,9 @@ func resourceMetadata(cfg *config, docs ...*openapi.Document) http.Handler {
 	return auth.MetadataHandler(resourceURL(cfg), []string{cfg.AuthIssuer}, slices.Compact(scopes))
 }
 
-// policyOf turns the settings into the tools feature's policy.
-func policyOf(cfg *config) gateway.Policy {
+// policyOf turns the settings into the tools feature's policy; tr gives the
+// webhook a client that makes its asks spans of the calls they are for.
+func policyOf(cfg *config, tr *tracing) gateway.Policy {
 	p := gateway.Policy{
 		Authorize:          cfg.AuthIssuer != "",
 		SessionConcurrency: cfg.SessionConcurrency,
@@ -134,7 +135,8 @@ func policyOf(cfg *config) gateway.Policy {
 		p.Quotas = append(p.Quotas, gateway.QuotaRule{Name: q.Name, Tools: q.Tools, Limit: int64(q.Limit), Window: q.Window, Per: q.Per})
 	}
 	if cfg.QuotaWebhookURL != "" {
-		p.Webhook = &gateway.Webhook{URL: cfg.QuotaWebhookURL, Timeout: cfg.QuotaWebhookTimeout, HashSession: audit.HashSession}
+		p.Webhook = &gateway.Webhook{URL: cfg.QuotaWebhookURL, Timeout: cfg.QuotaWebhookTimeout, HashSession: audit.HashSession,
+			Client: tr.webhookClient()}
 	}
 	return p
 }

@@ -45,6 +45,8 @@ type tracing struct {
 	// backend is the call path's transport with a client span per
 	// request, made once so that every caller shares its connections.
 	backend http.RoundTripper
+	// webhook is the policy webhook's client, a client span per ask.
+	webhook *http.Client
 }
 
 // scopeName is the instrumentation scope of the Redis spans.
@@ -83,6 +85,7 @@ func newTracing(ctx context.Context, cfg *config, getenv func(string) string, re
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := &tracing{provider: tp}
 	t.backend = gateway.TraceBackend(base, tp, version)
+	t.webhook = &http.Client{Transport: gateway.TraceBackend(http.DefaultTransport, tp, version)}
 	endpoint := exporterEndpoint(getenv)
 	if u, err := url.Parse(endpoint); err == nil {
 		u.User = nil // a collector's credentials stay out of the log
@@ -160,7 +163,7 @@ func exporterEndpoint(getenv func(string) string) string {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 }
 
-// TracerProvider is what the gateway gets: nil when off.
+// tracerProvider is what the gateway gets: nil when off.
 func (t *tracing) tracerProvider() trace.TracerProvider {
 	if t == nil {
 		return nil
@@ -174,6 +177,14 @@ func (t *tracing) backendTransport() http.RoundTripper {
 		return nil
 	}
 	return t.backend
+}
+
+// webhookClient is the policy webhook's client: nil (its default) when off.
+func (t *tracing) webhookClient() *http.Client {
+	if t == nil {
+		return nil
+	}
+	return t.webhook
 }
 
 // shutdown flushes the spans still queued, within ctx.

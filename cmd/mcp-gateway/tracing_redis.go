@@ -8,15 +8,20 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
 )
 
 // traceRedis adds a client span per Redis command or pipeline made on the
 // path of a traced request; nothing when tracing is off. Hand-written
 // rather than redisotel: that one traces every command, and the gateway's
 // background work (leases, pub/sub, session touches) would start a trace
-// of its own every few seconds; here a command joins a trace or makes no
-// span at all. The command's arguments are never recorded (session
-// records and state keys travel in them).
+// of its own every few seconds; here a command makes a span only inside a
+// server span the gateway started (gateway.InServerSpan), never under a
+// caller's traceparent alone (a GET push stream's keep-alive touches would
+// join the caller's trace for as long as it stays open). The command's
+// arguments are never recorded (session records and state keys travel in
+// them).
 func (t *tracing) traceRedis(c sharedRedis) {
 	if t == nil || c == nil {
 		return
@@ -34,7 +39,7 @@ func (redisTracing) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h redisTracing) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !trace.SpanContextFromContext(ctx).IsValid() {
+		if !gateway.InServerSpan(ctx) {
 			return next(ctx, cmd)
 		}
 		ctx, span := h.tracer.Start(ctx, cmd.Name(), trace.WithSpanKind(trace.SpanKindClient),
@@ -47,7 +52,7 @@ func (h redisTracing) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h redisTracing) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if !trace.SpanContextFromContext(ctx).IsValid() {
+		if !gateway.InServerSpan(ctx) {
 			return next(ctx, cmds)
 		}
 		ctx, span := h.tracer.Start(ctx, "pipeline", trace.WithSpanKind(trace.SpanKindClient),

@@ -77,12 +77,14 @@ func TestTracingOffBuildsNothing(t *testing.T) {
 	require.Nil(t, tr)
 	require.Nil(t, tr.tracerProvider())
 	require.Nil(t, tr.backendTransport())
+	require.Nil(t, tr.webhookClient())
 	tr.traceRedis(nil)
 	tr.shutdown(context.Background(), nil)
 }
 
 // A Redis command joins the trace of the request it is made for; one made
-// outside any trace (background work) makes no span.
+// outside the gateway's server span makes no span: background work, and
+// work under a caller's traceparent alone (a GET push stream's touches).
 func TestTracingRedisCommands(t *testing.T) {
 	srv := redistest.Standalone(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
@@ -99,9 +101,22 @@ func TestTracingRedisCommands(t *testing.T) {
 	require.NoError(t, rdb.Set(ctx, prefix+"k", "v", 0).Err())
 	require.Empty(t, spans.GetSpans(), "a command outside a trace makes no span")
 
+	remote := trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled}))
+	require.NoError(t, rdb.Get(remote, prefix+"k").Err())
+	_, err := rdb.Pipelined(remote, func(p redis.Pipeliner) error { p.Get(remote, prefix+"k"); return nil })
+	require.NoError(t, err)
+	require.Empty(t, spans.GetSpans(), "a command under a caller's span alone makes no span")
+	other, span := tp.Tracer("test").Start(remote, "not the gateway's")
+	require.NoError(t, rdb.Get(other, prefix+"k").Err())
+	span.End()
+	require.Len(t, spans.GetSpans(), 1, "a command under a span the gateway did not mark makes no span")
+	spans.Reset()
+
 	ctx, parent := tp.Tracer("test").Start(ctx, "request")
+	ctx = gateway.ServerSpanContext(ctx)
 	require.ErrorIs(t, rdb.Get(ctx, prefix+"missing").Err(), redis.Nil)
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Get(ctx, prefix+"k")
 		p.Get(ctx, prefix+"k")
 		return nil
@@ -126,7 +141,8 @@ func TestTracingRedisCommands(t *testing.T) {
 }
 
 // The backend's transport sends the request's trace to the backend, and
-// a URL's query (where API keys may be) stays out of the span.
+// the URL (its path and query carry arguments and API keys) stays out of
+// the span.
 func TestTracingBackendTransport(t *testing.T) {
 	var seen string
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,15 +155,23 @@ func TestTracingBackendTransport(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	client := &http.Client{Transport: gateway.TraceBackend(http.DefaultTransport, tp, "test")}
 
-	// Outside a trace: nothing sent, no span.
+	// Outside a trace, or under a caller's span alone: nothing sent, no
+	// span.
 	resp, err := client.Get(backend.URL + "/x?api_key=s3cret")
+	require.NoError(t, err)
+	resp.Body.Close()
+	remote := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled}))
+	req, _ := http.NewRequestWithContext(remote, http.MethodGet, backend.URL+"/x", nil)
+	resp, err = client.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Empty(t, seen)
 	require.Empty(t, spans.GetSpans())
 
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, backend.URL+"/x?api_key=s3cret", nil)
+	ctx = gateway.ServerSpanContext(ctx)
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, backend.URL+"/customers/alice@example.com?api_key=s3cret", nil)
 	resp, err = client.Do(req)
 	require.NoError(t, err)
 	require.Empty(t, req.Header.Get("traceparent"), "the caller's request is not modified")
@@ -163,10 +187,14 @@ func TestTracingBackendTransport(t *testing.T) {
 	require.Equal(t, parent.SpanContext().SpanID(), span.Parent.SpanID())
 	require.Equal(t, "00-"+parent.SpanContext().TraceID().String()+"-"+span.SpanContext.SpanID().String()+"-01", seen)
 	require.Equal(t, "Error", span.Status.Code.String(), "a 418 is an error")
+	require.Equal(t, "GET", span.Name, "no path template: the method alone")
+	attrs := map[string]string{}
 	for _, kv := range span.Attributes {
 		require.NotContains(t, kv.Value.Emit(), "s3cret", "the span records the query (%s)", kv.Key)
-		if kv.Key == "url.full" {
-			require.Equal(t, backend.URL+"/x", kv.Value.AsString())
-		}
+		require.NotContains(t, kv.Value.Emit(), "alice", "the span records the path (%s)", kv.Key)
+		attrs[string(kv.Key)] = kv.Value.Emit()
 	}
+	require.Equal(t, "http", attrs["url.scheme"])
+	require.Equal(t, "127.0.0.1", attrs["server.address"])
+	require.NotContains(t, attrs, "url.full")
 }

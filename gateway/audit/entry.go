@@ -27,6 +27,7 @@ const (
 	ReasonInsufficientScope = "insufficient_scope"
 	ReasonRateLimited       = "rate_limited"
 	ReasonQuotaExceeded     = "quota_exceeded"
+	ReasonQuotaUnavailable  = "quota_unavailable" // the quota store is down: quotas fail closed
 	ReasonConcurrency       = "concurrency"
 	ReasonPolicy            = "policy"
 	ReasonBusy              = "busy"

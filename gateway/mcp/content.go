@@ -91,7 +91,8 @@ type PooledResult struct {
 	release func([]byte)
 	isError bool
 	// denied names the check that refused the call (rate_limited,
-	// quota_exceeded, policy_denied, busy); empty when the call ran.
+	// concurrency, quota_exceeded, quota_unavailable, policy, busy,
+	// declined: the audit reasons); empty when the call ran.
 	denied string
 	// status is the backend's HTTP status; zero when no backend answered.
 	status int
@@ -101,7 +102,8 @@ type PooledResult struct {
 }
 
 // Denied names the check that refused the call without running it
-// (rate_limited, quota_exceeded, policy_denied, busy), or is empty.
+// (an audit reason: rate_limited, quota_exceeded, quota_unavailable,
+// policy, busy…), or is empty.
 func (p *PooledResult) Denied() string { return p.denied }
 
 // SetDenied marks the result as a refusal by the named check.

@@ -167,6 +167,12 @@ func (f *Feature) SetDeclared(decl []Declared) error {
 	return nil
 }
 
+// Check reports what would make SetDeclared(decl) fail, serving nothing.
+func Check(decl []Declared) error {
+	_, err := compileSet(decl)
+	return err
+}
+
 // Len is how many prompts are served.
 func (f *Feature) Len() int { return len(f.set.Load().listed) }
 

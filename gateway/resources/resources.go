@@ -179,6 +179,12 @@ func (f *Feature) SetDeclared(decl []Declared) error {
 	return nil
 }
 
+// Check reports what would make SetDeclared(decl) fail, serving nothing.
+func Check(decl []Declared) error {
+	_, err := compile(decl)
+	return err
+}
+
 // build makes the generation serving cat (nil: declared resources only).
 func (f *Feature) build(cat *Catalog) *state {
 	s := &state{cat: cat, bodies: make(map[string]*body, len(f.declared.bodies)), dynamic: map[string]*source{}}

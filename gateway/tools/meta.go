@@ -152,7 +152,7 @@ func (f *Feature) metaCall(r *mcp.Request, c *catalog, s mcp.Surface, name strin
 			return nil, err
 		}
 		r.Surface.Enabled = now
-		added := len(f.view(c, r, f.surfaceOf(r)).shown) - len(v.shown)
+		added := len(f.view(c, r, f.surfaceOf(c, r)).shown) - len(v.shown)
 		return f.structured(r, map[string]any{"toolset": ts.Name, "enabled": true, "changed": true, "toolsAdded": added,
 			"message": fmt.Sprintf("enabled toolset %s: %d tools added; the tool list changed, list the tools again to see them", ts.Name, added)})
 	case toolgen.ToolSearch:

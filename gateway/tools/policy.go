@@ -282,13 +282,17 @@ type denial struct {
 }
 
 // reason names the check that refused, as the audit log says it:
-// rate_limited, concurrency, quota_exceeded or policy.
+// rate_limited, concurrency, quota_exceeded, quota_unavailable or policy.
 func (d *denial) reason() string {
 	switch {
 	case d.scope == "concurrency":
 		return "concurrency"
 	case d.kind == "policy_denied":
 		return "policy"
+	case d.kind == "quota_exceeded" && d.scope == quotaStoreDown:
+		// The client is told to wait as for a quota; the operator is
+		// told the store is down (audit.ReasonQuotaUnavailable).
+		return "quota_unavailable"
 	}
 	return d.kind
 }
@@ -325,11 +329,15 @@ func (d *denial) result(r *mcp.Request) *mcp.CallToolResult {
 	return res
 }
 
+// quotaStoreDown is the scope of a denial whose quota could not be
+// checked.
+const quotaStoreDown = "unavailable"
+
 // quotaUnavailable is the denial of a call whose quota cannot be checked:
 // quotas fail closed.
 func (f *Feature) quotaUnavailable(err error) *denial {
 	f.warnLimited("quota store unavailable; refusing the call (quotas fail closed)", err)
-	return &denial{kind: "quota_exceeded", scope: "unavailable", retryAfter: 5 * time.Second,
+	return &denial{kind: "quota_exceeded", scope: quotaStoreDown, retryAfter: 5 * time.Second,
 		message: "the gateway cannot check this tool's quota right now (its store is unavailable); retry in 5s"}
 }
 

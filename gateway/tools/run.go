@@ -132,7 +132,7 @@ func (f *Feature) Fingerprint(p *mcp.Principal, surface mcp.Surface) string {
 	list := c.visible(p)
 	if !c.plain || !surface.IsZero() {
 		r := &mcp.Request{Principal: p, Surface: surface}
-		list = f.view(c, r, f.surfaceOf(r)).listed
+		list = f.view(c, r, f.surfaceOf(c, r)).listed
 	}
 	h := fnv.New64a()
 	for _, t := range list {

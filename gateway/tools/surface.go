@@ -38,11 +38,12 @@ func ValidToolMode(m string) bool {
 
 func ValidSchemaRefs(d string) bool { return d == mcp.SchemaRefsDefs || d == mcp.SchemaRefsInline }
 
-// surfaceOf is r's surface with the operator's defaults filled in.
-func (f *Feature) surfaceOf(r *mcp.Request) mcp.Surface {
+// surfaceOf is r's surface with the operator's defaults filled in, those
+// c serves with (one generation: the settings swap with the catalog).
+func (f *Feature) surfaceOf(c *catalog, r *mcp.Request) mcp.Surface {
 	s := r.Surface
 	if s.ToolMode == "" {
-		s.ToolMode = f.conf.Load().ToolMode
+		s.ToolMode = c.conf.ToolMode
 	}
 	if s.SchemaRefs == "" {
 		s.SchemaRefs = f.cfg.SchemaRefs
@@ -353,7 +354,7 @@ func (f *Feature) usable(r *mcp.Request, c *catalog, name string) bool {
 		return true
 	}
 	if t, ok := c.Tools.Lookup(name); ok {
-		return c.allows(f.surfaceOf(r), t, false)
+		return c.allows(f.surfaceOf(c, r), t, false)
 	}
 	return true
 }
@@ -365,7 +366,7 @@ func (f *Feature) listed(r *mcp.Request, c *catalog) ([]*toolgen.Tool, error) {
 	if c.plain && r.Surface.IsZero() {
 		return c.visible(r.Principal), nil
 	}
-	s := f.surfaceOf(r)
+	s := f.surfaceOf(c, r)
 	if s.ToolMode == mcp.ToolModeToolsets && r.SessionID != "" && f.sessions != nil {
 		enabled, err := f.sessions.Enabled(r)
 		if err != nil {

@@ -342,7 +342,7 @@ func (f *Feature) call(r *mcp.Request) (any, error) {
 			return nil, mcp.InvalidParams("Unknown tool: %q", *name)
 		}
 	} else {
-		s := f.surfaceOf(r)
+		s := f.surfaceOf(c, r)
 		if isMeta(s.ToolMode, *name) {
 			if *name != toolgen.ToolCallOperation {
 				return f.metaCall(r, c, s, *name, args)

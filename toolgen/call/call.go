@@ -95,6 +95,7 @@ type Caller struct {
 	tokenSecrets *tokenSecrets
 	errBody      string // Config.ErrorBody
 	maxURL       int    // Config.MaxRequestURLBytes
+	templates    bool   // Config.PathTemplates
 	// exchange and clientCreds obtain backend tokens per call; at most one
 	// is set: exchange with TokenExchangeURL, else clientCreds with
 	// OAuthTokenURL.
@@ -121,6 +122,7 @@ func NewCaller(doc *openapi.Document, cfg Config) (*Caller, error) {
 		tokenSecrets: &tokenSecrets{configured: credentialValues(cfg)},
 		errBody:      cfg.ErrorBody,
 		maxURL:       cfg.MaxRequestURLBytes,
+		templates:    cfg.PathTemplates,
 	}
 	if c.maxURL <= 0 {
 		c.maxURL = defaultMaxRequestURLBytes
@@ -485,7 +487,11 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 	if headerTotal > maxArgHeaderBytes {
 		return nil, "", &argError{arg: biggest(parts.headerBytes), msg: fmt.Sprintf("makes the request headers %d bytes, over the %d the gateway sends; pass less", headerTotal, maxArgHeaderBytes)}
 	}
-	req, err := http.NewRequestWithContext(ctx, p.method, "", nil)
+	reqCtx := ctx
+	if c.templates {
+		reqCtx = context.WithValue(ctx, pathTemplateKey{}, p.template)
+	}
+	req, err := http.NewRequestWithContext(reqCtx, p.method, "", nil)
 	if err != nil {
 		// Only an invalid method gets here, and the plan checked it.
 		return nil, "", &argError{msg: "the request could not be built"}
@@ -511,6 +517,17 @@ func (c *Caller) buildRequest(ctx context.Context, p *callPlan, in map[string]js
 	c.addStaticHeaders(req)
 	p.creds.apply(req)
 	return req, publicURL, nil
+}
+
+type pathTemplateKey struct{}
+
+// PathTemplate is the path template of the operation a backend request
+// was made for (base path included, "/v1/customers/{id}"), when the
+// Caller was configured with PathTemplates; "" for other requests (a token
+// request, an async status poll).
+func PathTemplate(ctx context.Context) string {
+	t, _ := ctx.Value(pathTemplateKey{}).(string)
+	return t
 }
 
 // transportFailure explains a failed round trip in one line. It never shows

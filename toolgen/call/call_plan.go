@@ -30,6 +30,9 @@ type callPlan struct {
 	params  []paramPlan
 	body    *bodyPlan // nil when the operation has no request body
 	args    map[string]argSlot
+	// template is the operation's path template, base path included,
+	// boxed once for the requests' contexts (Config.PathTemplates).
+	template any
 	// argNames are the accepted argument names, sorted, for messages.
 	argNames []string
 	// route is what openapi3filter validates against: the operation with
@@ -127,6 +130,7 @@ func (c *Caller) newPlan(b *toolgen.Binding) (*callPlan, error) {
 	}
 	p := &callPlan{
 		method:    strings.ToUpper(b.Method),
+		template:  c.base.Path + b.Path,
 		args:      make(map[string]argSlot),
 		hasOutput: b.HasOutputSchema,
 		wrapped:   b.OutputIsWrapped,

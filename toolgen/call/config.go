@@ -75,4 +75,9 @@ type Config struct {
 	// Transport is the backend round tripper. Nil means a tuned
 	// *http.Transport with connection reuse.
 	Transport http.RoundTripper
+	// PathTemplates puts each operation request's OpenAPI path template
+	// in its context (see PathTemplate), for a Transport that records the
+	// request without the argument values its path carries (tracing).
+	// False, the default, adds nothing to a request.
+	PathTemplates bool
 }
