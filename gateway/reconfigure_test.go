@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -92,13 +93,19 @@ func TestReconfigureChangesMaxConcurrentCalls(t *testing.T) {
 	require.NoError(t, err)
 	sid := g.initialize(t, "2025-11-25")
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-	done := make(chan reply, 1)
-	go func() { done <- g.sessionCall(t, sid, "2025-11-25", call) }()
+	first, second := make(chan reply, 1), make(chan reply, 1)
+	go func() { first <- g.sessionCall(t, sid, "2025-11-25", call) }()
 	waitFor(t, started, "the first call")
-	r := g.sessionCall(t, sid, "2025-11-25", call)
-	require.Contains(t, string(r.body), "busy", "one slot, taken: %s", r.body)
-	close(release)
-	<-done
+	go func() { second <- g.sessionCall(t, sid, "2025-11-25", call) }()
+	defer func() { close(release); <-first }()
+	select {
+	case r := <-second:
+		require.Contains(t, string(r.body), "busy", "one slot, taken: %s", r.body)
+	case <-started:
+		t.Fatal("a second call reached the backend: the reloaded bound does not apply")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second call was not answered")
+	}
 }
 
 // CheckReconfigure refuses what Reconfigure would, serving on unchanged.

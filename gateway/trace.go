@@ -5,14 +5,15 @@ package gateway
 // the exporter are cmd/mcp-gateway's (Deps.TracerProvider). The backend's
 // client spans and the Redis spans hang below the server span because the
 // request's context (mcp.Request.Ctx, from which CallContext derives) carries
-// it down.
+// it down, marked as the gateway's (InServerSpan): they are made nowhere
+// else.
 //
 // Off (no TracerProvider) must cost nothing on the hot path: every hook
 // checks s.tracer first, so that no header is read, no _meta member decoded
 // and nothing allocated.
 //
 // Where the caller's context comes from: the traceparent and tracestate
-// HTTP headers of the exchange, and in 2026-07-28 params._meta's traceparent
+// HTTP headers of a POST, and in 2026-07-28 params._meta's traceparent
 // and tracestate, which win when valid (the era has no session to hang a
 // trace on, and an MCP client library writes its context where the protocol
 // carries it, whatever proxy sits between). A malformed traceparent is
@@ -60,6 +61,7 @@ const (
 	attrMethod      = attribute.Key("mcp.method.name")
 	attrVersion     = attribute.Key("mcp.protocol.version")
 	attrResourceURI = attribute.Key("mcp.resource.uri")
+	attrResourceTpl = attribute.Key("mcpgw.resource.template")
 	attrRequestID   = attribute.Key("jsonrpc.request.id")
 	attrTool        = attribute.Key("gen_ai.tool.name")
 	attrPrompt      = attribute.Key("gen_ai.prompt.name")
@@ -188,7 +190,7 @@ func (s *Server) tracedCall(r *mcp.Request, h mcp.Handler) (any, error) {
 	// are not worth building.
 	recording := span.IsRecording()
 	if recording {
-		span.SetAttributes(requestAttrs(r)...)
+		span.SetAttributes(s.requestAttrs(r)...)
 	}
 	// The request keeps the span's context after it: what dispatch logs
 	// of it belongs to the span.
@@ -216,7 +218,7 @@ func (s *Server) spanName(r *mcp.Request, err error) string {
 	return r.Method
 }
 
-func requestAttrs(r *mcp.Request) []attribute.KeyValue {
+func (s *Server) requestAttrs(r *mcp.Request) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs,
 		attrMethod.String(mcp.TruncateTo(r.Method, maxAttr, "…")),
@@ -241,7 +243,14 @@ func requestAttrs(r *mcp.Request) []attribute.KeyValue {
 			attrs = append(attrs, attrPrompt.String(mcp.TruncateTo(*r.Meta.Name, maxAttr, "…")))
 		}
 	case "resources/read":
-		if r.Meta.URI != nil {
+		// A templated resource's URI carries its arguments: the
+		// template stands for it.
+		if r.Meta.URI == nil {
+			break
+		}
+		if tmpl, ok := s.resources.Template(*r.Meta.URI); ok {
+			attrs = append(attrs, attrResourceTpl.String(mcp.TruncateTo(tmpl, maxAttr, "…")))
+		} else {
 			attrs = append(attrs, attrResourceURI.String(mcp.TruncateTo(uriWithoutQuery(*r.Meta.URI), maxAttr, "…")))
 		}
 	}

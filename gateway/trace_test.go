@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
+	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
+	"github.com/mcp-gateway/mcp-gateway/gateway/resources"
 	"github.com/mcp-gateway/mcp-gateway/internal/demo"
 	"github.com/mcp-gateway/mcp-gateway/openapi"
 	"github.com/mcp-gateway/mcp-gateway/quota"
@@ -48,7 +50,7 @@ func newTracedGatewayWith(t *testing.T, cfg Config) *tracedGateway {
 // newTracedGatewayOn is a traced gateway in front of api (served by
 // handler); with traceBackend, its backend requests go through
 // TraceBackend as the binary's do (seen then records the client spans).
-func newTracedGatewayOn(t *testing.T, cfg Config, api []byte, handler http.Handler, traceBackend bool) *tracedGateway {
+func newTracedGatewayOn(t *testing.T, cfg Config, api []byte, handler http.Handler, traceBackend bool, mw ...mcp.Middleware) *tracedGateway {
 	t.Helper()
 	tg := &tracedGateway{spans: tracetest.NewInMemoryExporter()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tg.spans))
@@ -73,7 +75,7 @@ func newTracedGatewayOn(t *testing.T, cfg Config, api []byte, handler http.Handl
 	caller, err := call.NewCaller(d, call.Config{BaseURL: backend.URL, Transport: rt, PathTemplates: traceBackend})
 	require.NoError(t, err)
 	cfg.ListenAddr = "127.0.0.1:0"
-	srv, err := New(cfg, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TracerProvider: tp})
+	srv, err := New(cfg, Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), TracerProvider: tp, Middleware: mw})
 	require.NoError(t, err)
 	srv.SetCatalog(Catalog{Doc: d, Tools: set, Caller: caller})
 	hs := httptest.NewServer(srv.Handler(nil))
@@ -370,7 +372,9 @@ func TestTraceListenStreamOutsideItsSpan(t *testing.T) {
 // template, never by the path the arguments made; a resource URI is
 // recorded without its query and fragment.
 func TestTraceRecordsTemplatesNotArguments(t *testing.T) {
-	tg := newTracedGatewayOn(t, Config{}, demo.OpenAPI(), demo.New().Handler(), true)
+	page := "owner {{.owner}}"
+	tg := newTracedGatewayOn(t, Config{Resources: []resources.Declared{{URITemplate: "notes://by-owner/{owner}", Text: &page}}},
+		demo.OpenAPI(), demo.New().Handler(), true)
 	sid := tg.initialize(t, "2025-06-18")
 	tg.reset()
 	r := tg.do(t, exchange{
@@ -400,7 +404,14 @@ func TestTraceRecordsTemplatesNotArguments(t *testing.T) {
 
 	tg.reset()
 	_ = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"notes://x/y?q=alice#alice"}}`)
-	require.Equal(t, "notes://x/y", attrOf(tg.serverSpan(t, "resources/read"), "mcp.resource.uri"))
+	require.Equal(t, "notes://x/y", attrOf(tg.serverSpan(t, "resources/read"), "mcp.resource.uri"), "an unknown URI, cut")
+
+	tg.reset()
+	r = tg.sessionCall(t, sid, "2025-06-18", `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://by-owner/alice"}}`)
+	require.Contains(t, string(r.body), "owner alice")
+	span := tg.serverSpan(t, "resources/read")
+	require.Equal(t, "notes://by-owner/{owner}", attrOf(span, "mcpgw.resource.template"), "a templated resource, by its template")
+	require.Empty(t, attrOf(span, "mcp.resource.uri"))
 }
 
 // The policy webhook's asks, given the traced client the binary gives
@@ -430,4 +441,24 @@ func TestTraceWebhookAsk(t *testing.T) {
 	require.Equal(t, "POST", asks[0].Name)
 	require.Equal(t, server.SpanContext.SpanID(), asks[0].Parent.SpanID())
 	require.Equal(t, "00-"+clientTrace+"-"+asks[0].SpanContext.SpanID().String()+"-01", seen)
+}
+
+// A stream the chain refuses is one span, with the refusal: its answer
+// goes through dispatch, which does not span it again.
+func TestTraceRefusedStreamIsOneSpan(t *testing.T) {
+	quiet := func(next mcp.Handler) mcp.Handler {
+		return func(r *mcp.Request) (any, error) {
+			if r.Method == "subscriptions/listen" {
+				return nil, mcp.InvalidParams("not today")
+			}
+			return next(r)
+		}
+	}
+	tg := newTracedGatewayOn(t, Config{}, demo.OpenAPI(), demo.New().Handler(), false, quiet)
+	r := tg.modern(t, 1, "subscriptions/listen", `"notifications":{}`, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, mcp.CodeInvalidParams, r.errCode(t))
+	span := tg.serverSpan(t, "subscriptions/listen")
+	require.Equal(t, "error", attrOf(span, "mcpgw.outcome"))
+	require.Len(t, tg.spans.GetSpans(), 1)
 }

@@ -10,7 +10,8 @@ package main
 // sessions and streams stay and clients are told what changed
 // (list_changed). The others keep their running values and are named in a
 // warning: they need a restart. The document is re-read after, under the
-// new configuration. Each replica reloads its own file on its own SIGHUP.
+// configuration then served (the running one, if the file was refused).
+// Each replica reloads its own file on its own SIGHUP.
 
 import (
 	"context"

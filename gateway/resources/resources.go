@@ -472,6 +472,25 @@ func (s *state) find(rd *reading, uri string) (*source, map[string]string, *body
 	return nil, nil, nil, notFound(rd.era, uri)
 }
 
+// Template is the URI template a templated resource's uri matches, for a
+// record of the read without the arguments the URI carries (a span); ok
+// is false for a fixed resource's URI and an unknown one.
+func (f *Feature) Template(uri string) (tmpl string, ok bool) {
+	s := f.current.Load()
+	if _, fixed := s.bodies[uri]; fixed || len(uri) > maxMatched {
+		return "", false
+	}
+	if _, fixed := s.dynamic[uri]; fixed {
+		return "", false
+	}
+	for _, t := range s.templates {
+		if vars, ok := t.match(uri); ok && t.known(s, vars) {
+			return t.info.URITemplate, true
+		}
+	}
+	return "", false
+}
+
 // notFound is the era's answer to an unknown URI.
 func notFound(era mcp.Era, uri string) *mcp.Error {
 	code := mcp.CodeResourceNotFound // session era
