@@ -53,7 +53,7 @@ const (
 // that served it: the round robin is visible to whoever looks.
 const replicaHeader = "X-Demo-Cluster-Replica"
 
-func runDemoCluster(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runDemoCluster(parent context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(demoClusterCommand, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address of the round-robin proxy clients connect to")
@@ -61,7 +61,8 @@ func runDemoCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s [--listen ADDR] [--replicas N] [-- GATEWAY FLAGS...]\n\n"+
 			"Starts a private redis-server, the demo backend, N gateway replicas sharing them and a\n"+
-			"round-robin proxy in front; Ctrl-C stops everything. Flags after -- go to every replica.\n\n", demoClusterCommand)
+			"round-robin proxy in front; Ctrl-C stops everything. Flags after -- go to every replica,\n"+
+			"except those the cluster sets itself (%s).\n\n", demoClusterCommand, strings.Join(clusterOwnedFlags(), ", "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +75,10 @@ func runDemoCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "%s: --replicas must be 1 to 16, got %d\n", demoClusterCommand, *replicas)
 		return exitConfig
 	}
+	if err := checkReplicaFlags(fs.Args()); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", demoClusterCommand, err)
+		return exitConfig
+	}
 	redisBin, err := exec.LookPath("redis-server")
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: redis-server is not on PATH: install redis-server (Debian/Ubuntu: apt install redis-server; macOS: brew install redis)\n", demoClusterCommand)
@@ -84,9 +89,28 @@ func runDemoCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "%s: cannot find this executable to run the replicas: %v\n", demoClusterCommand, err)
 		return exitFailure
 	}
-	c := &cluster{stdout: stdout, stderr: stderr, self: self, redisBin: redisBin, extra: fs.Args()}
+
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	c := &cluster{stdout: stdout, stderr: stderr, self: self, redisBin: redisBin, extra: fs.Args(), fail: cancel}
+	// Listening from here on, before anything can cancel ctx, so that no
+	// signal falls between the one that stops the cluster and the one
+	// that hurries the stop.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	hurry, done := make(chan struct{}), make(chan struct{})
+	c.hurry = hurry
+	var signals sync.WaitGroup
+	signals.Go(func() { awaitSignals(ctx, cancel, sig, hurry, done) })
+	defer signals.Wait()
+	defer close(done)
 	defer c.stop()
+
 	if err := c.start(ctx, *listen, *replicas); err != nil {
+		if errors.Is(context.Cause(ctx), errRedisExited) {
+			return exitFailure // said by watchRedis
+		}
 		if ctx.Err() != nil {
 			return exitOK // interrupted while starting
 		}
@@ -95,24 +119,121 @@ func runDemoCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	<-ctx.Done()
 	fmt.Fprintf(stdout, "stopping: replicas first (up to %s), then redis\n", replicaStopTimeout)
+	if errors.Is(context.Cause(ctx), errRedisExited) {
+		return exitFailure
+	}
 	return exitOK
+}
+
+// errRedisExited ends a cluster whose redis-server exited on its own:
+// every replica answers 503 without it, so nothing is left to try.
+var errRedisExited = errors.New("redis-server exited")
+
+// awaitSignals cancels the run at the first SIGINT or SIGTERM and closes
+// hurry at the next one. When ctx ends another way (Redis exited, a
+// test's context), the stop has begun without a signal and the first
+// signal hurries it. main's NotifyContext cancels ctx's parent on the
+// very signal sig receives too: that cause is not "another way".
+func awaitSignals(ctx context.Context, cancel context.CancelCauseFunc, sig <-chan os.Signal, hurry chan<- struct{}, done <-chan struct{}) {
+	seen, ctxDone := 0, ctx.Done()
+	endedWithoutSignal := func() bool {
+		cause := context.Cause(ctx)
+		return seen == 0 && ctx.Err() != nil &&
+			(errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, errRedisExited))
+	}
+	for {
+		select {
+		case <-sig:
+			if endedWithoutSignal() {
+				seen = 1
+			}
+			seen++
+			cancel(nil)
+		case <-ctxDone:
+			ctxDone = nil
+			if endedWithoutSignal() {
+				seen = 1
+			}
+		case <-done:
+			return
+		}
+		if seen >= 2 {
+			close(hurry)
+			return
+		}
+	}
+}
+
+// clusterOwnedKeys are the gateway settings the cluster gives every
+// replica itself; after -- they would break it: admin_listen moves
+// /readyz off the address start polls, listen makes every replica bind
+// one port, and another Redis, prefix or config file stops the replicas
+// sharing one state (their MCPGW_ forms never reach a replica).
+var clusterOwnedKeys = []string{"listen", "admin_listen", "redis_url", "redis_prefix", "config"}
+
+func clusterOwnedFlags() []string {
+	var names []string
+	for _, o := range options {
+		if slices.Contains(clusterOwnedKeys, o.key) {
+			names = append(names, "--"+o.flagName())
+		}
+	}
+	return names
+}
+
+// checkReplicaFlags parses the flags meant for the replicas as a gateway
+// would (every option, bool ones without a value, -x and --x, =v or a
+// separate v), so that a mistake is one message here rather than one per
+// replica, and refuses those the cluster sets.
+func checkReplicaFlags(extra []string) error {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for _, o := range options {
+		fs.Func(o.flagName(), "", func(string) error { return nil })
+		if o.isBool {
+			setBoolFlag(fs, o.flagName())
+		}
+	}
+	fs.Bool("version", false, "")
+	if err := fs.Parse(extra); err != nil {
+		return fmt.Errorf("the gateway flags after --: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("the gateway flags after --: unexpected argument %q", fs.Arg(0))
+	}
+	owned := clusterOwnedFlags()
+	var refused []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(owned, "--"+f.Name) {
+			refused = append(refused, "--"+f.Name)
+		}
+	})
+	if len(refused) > 0 {
+		return fmt.Errorf("%s after -- would break the cluster, which sets %s of every replica itself (each replica listens on a port of its own, behind the proxy; --listen before -- is the proxy's address)",
+			strings.Join(refused, ", "), strings.Join(owned, ", "))
+	}
+	return nil
 }
 
 // cluster is what one demo-cluster run started; stop undoes it.
 type cluster struct {
 	stdout, stderr io.Writer
 	self, redisBin string
-	extra          []string // gateway flags for every replica
+	extra          []string                // gateway flags for every replica
+	fail           context.CancelCauseFunc // ends the run when Redis exits
+	hurry          <-chan struct{}         // closed: stop kills at once; nil never
 
-	dir      string
-	redis    *child
-	stopDemo func(context.Context) error
-	replicas []*child
-	proxy    *http.Server
-	proxyLn  net.Listener
-	out      sync.Mutex // one writer of prefixed child output at a time
-	stopping atomic.Bool
-	watching sync.WaitGroup // one per replica, reporting its unexpected exit
+	dir           string
+	redis         *child
+	stopDemo      func(context.Context) error
+	replicas      []*child
+	proxy         *http.Server
+	proxyLn       net.Listener
+	out           sync.Mutex // one writer of prefixed child output at a time
+	stopping      atomic.Bool
+	watching      sync.WaitGroup // one per replica, reporting its unexpected exit
+	watchingRedis sync.WaitGroup
 }
 
 // child is one process the cluster started.
@@ -227,22 +348,14 @@ func (c *cluster) startRedis(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		cmd := exec.Command(c.redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--daemonize", "no",
-			"--dir", c.dir, "--logfile", filepath.Join(c.dir, "redis.log"))
-		cmd.Dir = c.dir
-		ch, err := c.spawn("redis", cmd, nil)
-		if err != nil {
-			return err
-		}
-		if lastErr = awaitPing(ctx, ch, addr); lastErr == nil {
-			ch.url = addr
+		ch, err := c.runRedis(ctx, port)
+		if err == nil {
 			c.redis = ch
-			fmt.Fprintf(c.stdout, "%-10s pid %d  redis://%s/0 (no persistence; data and logs in %s)\n", "redis", cmd.Process.Pid, addr, c.dir)
+			fmt.Fprintf(c.stdout, "%-10s pid %d  redis://%s/0 (no persistence; data and logs in %s)\n", "redis", ch.cmd.Process.Pid, ch.url, c.dir)
+			c.watchingRedis.Go(c.watchRedis)
 			return nil
 		}
-		stopChild(ch, redisStopTimeout)
+		lastErr = err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -251,6 +364,44 @@ func (c *cluster) startRedis(ctx context.Context) error {
 		lastErr = fmt.Errorf("%w; redis.log ends:\n%s", lastErr, tail)
 	}
 	return lastErr
+}
+
+// runRedis starts redis-server on port and returns it once it answers
+// there; when it does not, it has stopped it.
+func (c *cluster) runRedis(ctx context.Context, port int) (*child, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(c.redisBin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--dir", c.dir, "--logfile", filepath.Join(c.dir, "redis.log"))
+	cmd.Dir = c.dir
+	ch, err := c.spawn("redis", cmd, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := awaitPing(ctx, ch, addr); err != nil {
+		stopChild(ch, redisStopTimeout)
+		return nil, err
+	}
+	ch.url = addr
+	return ch, nil
+}
+
+// watchRedis reports a redis-server that exits on its own — it writes to
+// its log file, so nothing else would show on the terminal while every
+// call gets 503 — and ends the run.
+func (c *cluster) watchRedis() {
+	<-c.redis.exited
+	if c.stopping.Load() {
+		return
+	}
+	msg := fmt.Sprintf("%s: redis-server (pid %d) exited (%v); the replicas cannot work without it, so the cluster stops", demoClusterCommand, c.redis.cmd.Process.Pid, c.redis.err)
+	if tail := logTail(filepath.Join(c.dir, "redis.log")); tail != "" {
+		msg += "; redis.log ends:\n" + tail
+	}
+	c.out.Lock()
+	fmt.Fprintln(c.stderr, msg)
+	c.out.Unlock()
+	c.fail(errRedisExited)
 }
 
 func freeLoopbackPort() (int, error) {
@@ -263,21 +414,21 @@ func freeLoopbackPort() (int, error) {
 }
 
 // awaitPing waits until redis-server answers PING, speaking RESP on a bare
-// connection (go-redis lives in redis.go files only).
+// connection (go-redis lives in redis.go files only). The port was free a
+// moment before redis-server was started, not reserved: a server that
+// took it meanwhile would answer too, so the answer must come from ch's
+// process.
 func awaitPing(ctx context.Context, ch *child, addr string) error {
 	deadline := time.Now().Add(15 * time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		pid, err := redisProcessID(addr)
 		if err == nil {
-			_ = conn.SetDeadline(time.Now().Add(time.Second))
-			var line string
-			if _, err = conn.Write([]byte("PING\r\n")); err == nil {
-				line, err = bufio.NewReader(conn).ReadString('\n')
+			if pid != ch.cmd.Process.Pid {
+				return fmt.Errorf("another redis-server (process_id %d) answers on %s, not the one started (pid %d)", pid, addr, ch.cmd.Process.Pid)
 			}
-			conn.Close()
-			if err == nil && line == "+PONG\r\n" {
+			if ch.alive() {
 				return nil
 			}
 		}
@@ -292,6 +443,47 @@ func awaitPing(ctx context.Context, ch *child, addr string) error {
 			return fmt.Errorf("redis-server on %s did not answer PING: %v", addr, err)
 		}
 	}
+}
+
+// redisProcessID sends PING, then INFO server, and returns the process_id
+// the server reports.
+func redisProcessID(addr string) (int, error) {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	r := bufio.NewReader(conn)
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return 0, err
+	}
+	if line, err := r.ReadString('\n'); err != nil {
+		return 0, err
+	} else if line != "+PONG\r\n" {
+		return 0, fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	if _, err := conn.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, err
+	}
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("INFO answered %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 func logTail(path string) string {
@@ -464,22 +656,10 @@ func (c *cluster) serveProxy(ln net.Listener) {
 // drain; the temporary directory last. A second Ctrl-C kills at once.
 func (c *cluster) stop() {
 	c.stopping.Store(true)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	hurry, done := make(chan struct{}), make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-sig:
-			close(hurry)
-		case <-done:
-		}
-	}()
 	var wg sync.WaitGroup
 	for _, r := range c.replicas {
 		if r != nil {
-			wg.Go(func() { stopChildHurried(r, replicaStopTimeout, hurry) })
+			wg.Go(func() { stopChildHurried(r, replicaStopTimeout, c.hurry) })
 		}
 	}
 	wg.Wait()
@@ -495,8 +675,9 @@ func (c *cluster) stop() {
 		cancel()
 	}
 	if c.redis != nil {
-		stopChildHurried(c.redis, redisStopTimeout, hurry)
+		stopChildHurried(c.redis, redisStopTimeout, c.hurry)
 	}
+	c.watchingRedis.Wait()
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
 	}
