@@ -257,5 +257,7 @@ func TestDockerfileBuildsTheBinary(t *testing.T) {
 	require.Contains(t, string(b), "./cmd/mcp-gateway")
 	lines := strings.Split(string(b), "\n")
 	require.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "ENTRYPOINT") }))
-	require.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "USER nonroot") }), "the image runs as non-root")
+	// Numeric: with runAsNonRoot and no runAsUser the kubelet refuses to
+	// start an image whose USER is a name ("cannot verify user is non-root").
+	require.Contains(t, lines, "USER 65532:65532", "the image runs as distroless nonroot, by number")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path"
@@ -33,12 +34,19 @@ const retryHint = time.Second
 // defaultShutdownGrace is the gateway's shutdown_grace default.
 const defaultShutdownGrace = 15 * time.Second
 
+// traceFlush is how long the gateway may flush its last spans after
+// shutdown_grace when tracing is on (cmd/mcp-gateway/run.go).
+const traceFlush = 5 * time.Second
+
 // set is the documents of one input (one helm template, one kustomize
 // build), checked together.
 type set struct {
 	docs     []*doc
 	gateways []*gatewayContainer
 	errs     []error
+	// backendPorts are, by workload, the ports of backends in the pod that
+	// a gateway calls on loopback: no Service may expose them.
+	backendPorts map[*doc][]int32
 }
 
 // gatewayContainer is what the gateway in one container is started with,
@@ -446,11 +454,20 @@ func (s *set) checkGateway(w *workload, c *corev1.Container, vols map[string]*co
 	if err != nil {
 		s.fail(d, "%s: shutdown_grace: %v", at, err)
 	}
+	// Any OTEL_EXPORTER_OTLP_* variable counts as tracing on: more grace
+	// than needed costs nothing, less kills the flush.
+	var flush time.Duration
+	if mode := setting("tracing", "auto"); mode == "otlp" || (mode != "off" && slices.ContainsFunc(slices.Concat(slices.Collect(maps.Keys(g.Env)), g.EnvFrom),
+		func(n string) bool { return strings.HasPrefix(n, "OTEL_EXPORTER_OTLP_") })) {
+		flush = traceFlush
+	}
 	switch {
 	case sleep <= retryHint:
 		s.fail(d, "%s: lifecycle.preStop must sleep longer than the %s SSE retry hint, so that the pod leaves the Service's endpoints before its streams end (got %s)", at, retryHint, sleep)
-	case time.Duration(grace)*time.Second <= sleep+shutdown:
+	case flush == 0 && time.Duration(grace)*time.Second <= sleep+shutdown:
 		s.fail(d, "terminationGracePeriodSeconds %d must exceed the preStop sleep (%s) plus shutdown_grace (%s)", grace, sleep, shutdown)
+	case flush > 0 && time.Duration(grace)*time.Second <= sleep+shutdown+flush:
+		s.fail(d, "terminationGracePeriodSeconds %d must exceed the preStop sleep (%s) plus shutdown_grace (%s) plus the %s trace flush (tracing is on)", grace, sleep, shutdown, flush)
 	}
 
 	// A backend in the same pod (a loopback upstream or document) gets
@@ -481,6 +498,10 @@ func (s *set) checkGateway(w *workload, c *corev1.Container, vols map[string]*co
 			continue
 		}
 		be := &w.tmpl.Spec.Containers[i]
+		if s.backendPorts == nil {
+			s.backendPorts = map[*doc][]int32{}
+		}
+		s.backendPorts[d] = append(s.backendPorts[d], int32(n))
 		var beSleep time.Duration
 		if l := be.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
 			beSleep = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
@@ -558,8 +579,11 @@ func (s *set) checkService(d *doc, svc *corev1.Service) {
 		found := false
 		for _, w := range pods {
 			for i := range w.tmpl.Spec.Containers {
-				if _, ok := containerPort(&w.tmpl.Spec.Containers[i], target); ok {
+				if n, ok := containerPort(&w.tmpl.Spec.Containers[i], target); ok {
 					found = true
+					if slices.Contains(s.backendPorts[w.d], n) {
+						s.fail(d, "port %q exposes port %d of %s, the backend its gateway calls on loopback: callers would get past the gateway's authentication, scopes and quotas", p.Name, n, w.d)
+					}
 				}
 			}
 		}
@@ -576,6 +600,28 @@ func (s *set) checkPDB(d *doc, pdb *policyv1.PodDisruptionBudget) {
 	}
 	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
 		s.fail(d, "set exactly one of minAvailable and maxUnavailable")
+	}
+	// A budget that allows no eviction hangs every node drain.
+	if m := pdb.Spec.MaxUnavailable; m != nil && (m.String() == "0" || m.String() == "0%") {
+		s.fail(d, "maxUnavailable %s allows no eviction: node drains would hang", m.String())
+	}
+	if m := pdb.Spec.MinAvailable; m != nil {
+		if m.String() == "100%" {
+			s.fail(d, "minAvailable 100%% allows no eviction: node drains would hang")
+		}
+		for _, w := range s.selected(sel) {
+			if m.Type == intstr.Int && w.replicas != nil && m.IntVal >= *w.replicas {
+				s.fail(d, "minAvailable %d is not below the %d replicas of %s: no eviction is allowed, node drains would hang", m.IntVal, *w.replicas, w.d)
+			}
+		}
+	}
+	// Every gateway fails /readyz while Redis is down; a budget counting
+	// only ready pods would then allow no eviction at all.
+	gateway := slices.ContainsFunc(s.selected(sel), func(w *workload) bool {
+		return slices.ContainsFunc(slices.Concat(w.tmpl.Spec.InitContainers, w.tmpl.Spec.Containers), func(c corev1.Container) bool { return c.Name == gatewayName })
+	})
+	if gateway && (pdb.Spec.UnhealthyPodEvictionPolicy == nil || *pdb.Spec.UnhealthyPodEvictionPolicy != policyv1.AlwaysAllow) {
+		s.fail(d, "a budget of gateway pods needs unhealthyPodEvictionPolicy: AlwaysAllow: with Redis down no gateway is ready, and drains would hang")
 	}
 }
 

@@ -65,6 +65,7 @@ kind: PodDisruptionBudget
 metadata: {name: gw}
 spec:
   maxUnavailable: 1
+  unhealthyPodEvictionPolicy: AlwaysAllow
   selector: {matchLabels: {app: gw}}
 ---
 apiVersion: autoscaling/v2
@@ -118,6 +119,8 @@ func TestEachCheckFails(t *testing.T) {
 		{"loopback listen", "listen: 0.0.0.0:8080", "listen: 127.0.0.1:8080", "is loopback"},
 		{"no drain", "lifecycle: {preStop: {sleep: {seconds: 10}}}", "lifecycle: {}", "must sleep longer than the 1s SSE retry hint"},
 		{"grace period", "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds: 25", "must exceed the preStop sleep (10s) plus shutdown_grace (15s)"},
+		{"grace period with tracing", "            - {name: MCPGW_BACKEND", "            - {name: OTEL_EXPORTER_OTLP_ENDPOINT, value: \"http://otel:4318\"}\n            - {name: MCPGW_BACKEND", "plus shutdown_grace (15s) plus the 5s trace flush"},
+		{"grace period with tracing from a Secret", "            - {name: MCPGW_BACKEND", "            - {name: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, valueFrom: {secretKeyRef: {name: otel, key: url}}}\n            - {name: MCPGW_BACKEND", "plus the 5s trace flush"},
 		{"grace period with env", "            - {name: MCPGW_BACKEND", "            - {name: MCPGW_SHUTDOWN_GRACE, value: 25s}\n            - {name: MCPGW_BACKEND", "plus shutdown_grace (25s)"},
 		{"secret file not mounted", "/var/run/secrets/backend/token}", "/var/run/secrets/other/token}", "MCPGW_BACKEND_BEARER_TOKEN_FILE=/var/run/secrets/other/token is on no mounted volume"},
 		{"config file path not mounted", "webhook_secret_file: /var/run/secrets/webhook/secret", "webhook_secret_file: /run/webhook", "webhook_secret_file=/run/webhook is on no mounted volume"},
@@ -128,7 +131,11 @@ func TestEachCheckFails(t *testing.T) {
 		{"root", "securityContext: {runAsNonRoot: true}", "securityContext: {}", "runAsNonRoot is not true"},
 		{"service selector", "selector: {app: gw}", "selector: {app: other}", "selects no pod"},
 		{"service target port", "targetPort: admin}", "targetPort: metrics}", "targetPort metrics is a port of no selected container"},
-		{"pdb selector", "maxUnavailable: 1\n  selector: {matchLabels: {app: gw}}", "maxUnavailable: 1\n  selector: {matchLabels: {app: x}}", "PodDisruptionBudget gw: selector selects no pod"},
+		{"pdb selector", "selector: {matchLabels: {app: gw}}\n---\napiVersion: autoscaling", "selector: {matchLabels: {app: x}}\n---\napiVersion: autoscaling", "PodDisruptionBudget gw: selector selects no pod"},
+		{"pdb blocking evictions", "maxUnavailable: 1", "maxUnavailable: 0", "maxUnavailable 0 allows no eviction"},
+		{"pdb blocking evictions in percent", "maxUnavailable: 1", "maxUnavailable: 0%", "maxUnavailable 0% allows no eviction"},
+		{"pdb minAvailable 100%", "maxUnavailable: 1", "minAvailable: 100%", "minAvailable 100% allows no eviction"},
+		{"pdb counting only ready gateways", "  unhealthyPodEvictionPolicy: AlwaysAllow\n", "", "needs unhealthyPodEvictionPolicy: AlwaysAllow"},
 		{"hpa target", "kind: Deployment, name: gw}", "kind: Deployment, name: gw2}", "scaleTargetRef apps/v1/Deployment gw2 is not in the manifests"},
 		{"hpa and replicas", "spec:\n  selector: {matchLabels: {app: gw}}\n  template", "spec:\n  replicas: 3\n  selector: {matchLabels: {app: gw}}\n  template", "sets replicas while"},
 		{"hpa without requests", "resources: {requests: {cpu: 100m}}", "resources: {}", "cpu utilization needs a cpu request"},
@@ -149,6 +156,36 @@ func TestEachCheckFails(t *testing.T) {
 	}
 }
 
+// Tracing adds its flush to the drain, unless tracing is off.
+func TestTracingGraceFits(t *testing.T) {
+	otel := "            - {name: OTEL_EXPORTER_OTLP_ENDPOINT, value: \"http://otel:4318\"}\n            - {name: MCPGW_BACKEND"
+	set := strings.Replace(good, "            - {name: MCPGW_BACKEND", otel, 1)
+	if err := validate(strings.Replace(set, "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds: 31", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(strings.Replace(set, "listen: 0.0.0.0:8080", "listen: 0.0.0.0:8080\n    tracing: \"off\"", 1)); err != nil {
+		t.Fatal(err)
+	}
+	err := validate(strings.Replace(good, "listen: 0.0.0.0:8080", "listen: 0.0.0.0:8080\n    tracing: otlp", 1))
+	if err == nil || !strings.Contains(err.Error(), "plus the 5s trace flush") {
+		t.Fatalf("tracing: otlp without an endpoint variable: got %v", err)
+	}
+}
+
+// minAvailable must leave a replica to evict.
+func TestPDBMinAvailableBelowReplicas(t *testing.T) {
+	set := strings.Replace(good, "spec:\n  selector: {matchLabels: {app: gw}}\n  template", "spec:\n  replicas: 2\n  selector: {matchLabels: {app: gw}}\n  template", 1)
+	// Without the HPA, which refuses replicas.
+	set = set[:strings.Index(set, "---\napiVersion: autoscaling/v2")] + set[strings.Index(set, "---\napiVersion: monitoring"):]
+	if err := validate(strings.Replace(set, "maxUnavailable: 1", "minAvailable: 1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	err := validate(strings.Replace(set, "maxUnavailable: 1", "minAvailable: 2", 1))
+	if err == nil || !strings.Contains(err.Error(), "minAvailable 2 is not below the 2 replicas") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestBackendInThePodMustOutliveTheDrain(t *testing.T) {
 	set := strings.Replace(good, "openapi: https://api.example.com/openapi.json", "openapi: http://127.0.0.1:3000/openapi.json", 1)
 	backend := "      containers:\n        - name: api\n          image: api:1\n          ports: [{containerPort: 3000}]\n          resources: {requests: {cpu: 50m}}\n"
@@ -160,5 +197,11 @@ func TestBackendInThePodMustOutliveTheDrain(t *testing.T) {
 	set = strings.Replace(set, "ports: [{containerPort: 3000}]\n", "ports: [{containerPort: 3000}]\n          lifecycle: {preStop: {sleep: {seconds: 25}}}\n", 1)
 	if err := validate(set); err != nil {
 		t.Fatal(err)
+	}
+	// The Service must not expose the backend beside the gateway.
+	set = strings.Replace(set, "    - {name: admin, port: 9090, targetPort: admin}\n", "    - {name: admin, port: 9090, targetPort: admin}\n    - {name: api, port: 3000}\n", 1)
+	err = validate(set)
+	if err == nil || !strings.Contains(err.Error(), `port "api" exposes port 3000 of apps/v1/Deployment gw, the backend its gateway calls on loopback`) {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -84,8 +84,53 @@ stateKey: {key: state_key_file, env: MCPGW_STATE_KEY_FILE, file: true, dir: stat
 {{- if hasKey $v.config "shutdown_grace" -}}
 {{- fail "set drain.shutdownGraceSeconds, not config.shutdown_grace: the chart sizes terminationGracePeriodSeconds from it" -}}
 {{- end -}}
-{{- if le (int $v.terminationGracePeriodSeconds) (add $v.drain.preStopSleepSeconds $v.drain.shutdownGraceSeconds | int) -}}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed drain.preStopSleepSeconds + drain.shutdownGraceSeconds (%d): the kubelet kills the pod at the end of the grace period, in-flight calls or not" (int $v.terminationGracePeriodSeconds) (add $v.drain.preStopSleepSeconds $v.drain.shutdownGraceSeconds | int)) -}}
+{{- /* With tracing on, the gateway flushes its last spans for up to 5 s
+after shutdown_grace (cmd/mcp-gateway/run.go) before it exits. Any
+OTEL_EXPORTER_OTLP_* variable counts: more grace than needed costs nothing. */ -}}
+{{- $tracing := and (ne (toString $v.config.tracing) "off") (or $v.tracing.otlpEndpoint (eq (toString $v.config.tracing) "otlp")) -}}
+{{- range $v.env -}}
+{{- if and (hasPrefix "OTEL_EXPORTER_OTLP_" (toString .name)) (ne (toString $v.config.tracing) "off") -}}
+{{- $tracing = true -}}
+{{- end -}}
+{{- end -}}
+{{- $drain := add $v.drain.preStopSleepSeconds $v.drain.shutdownGraceSeconds | int -}}
+{{- $flush := "" -}}
+{{- if $tracing -}}
+{{- $drain = add $drain 5 | int -}}
+{{- $flush = " + 5 s of trace flushing (tracing is on)" -}}
+{{- end -}}
+{{- if le (int $v.terminationGracePeriodSeconds) $drain -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed drain.preStopSleepSeconds + drain.shutdownGraceSeconds%s (%d): the kubelet kills the pod at the end of the grace period, in-flight calls or not" (int $v.terminationGracePeriodSeconds) $flush $drain) -}}
+{{- end -}}
+{{- with $v.podDisruptionBudget -}}
+{{- if .enabled -}}
+{{- /* The pods a voluntary disruption starts from: with an HPA, at least minReplicas. */ -}}
+{{- $pods := ternary $v.autoscaling.minReplicas $v.replicaCount $v.autoscaling.enabled | int -}}
+{{- $min := toString .minAvailable -}}
+{{- if ne $min "" -}}
+{{- if or (eq $min "100%") (and (not (hasSuffix "%" $min)) (ge (int $min) $pods)) -}}
+{{- fail (printf "podDisruptionBudget.minAvailable (%s) must be below the %d pods (%s): else no pod may ever be evicted and node drains hang" $min $pods (ternary "autoscaling.minReplicas" "replicaCount" $v.autoscaling.enabled)) -}}
+{{- end -}}
+{{- else if has (toString .maxUnavailable) (list "0" "0%") -}}
+{{- fail "podDisruptionBudget.maxUnavailable must be above 0: with 0 no pod may ever be evicted and node drains hang (set podDisruptionBudget.enabled: false for no budget)" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $v.autoscaling.enabled -}}
+{{- /* Utilization is a percentage of the request, of every container of
+the pod; an HPA without metrics scales on 80% CPU. */ -}}
+{{- $cpu := or $v.autoscaling.targetCPUUtilizationPercentage (not $v.autoscaling.targetMemoryUtilizationPercentage) -}}
+{{- $containers := prepend ($v.extraContainers | default list) (dict "name" "mcp-gateway" "resources" $v.resources) -}}
+{{- range $containers -}}
+{{- $req := (.resources | default dict).requests | default dict -}}
+{{- $at := ternary "resources.requests" (printf "extraContainers %s: resources.requests" (toString .name)) (eq (toString .name) "mcp-gateway") -}}
+{{- if and $cpu (not $req.cpu) -}}
+{{- fail (printf "autoscaling.enabled needs %s.cpu: the HPA's CPU utilization is a percentage of the request" $at) -}}
+{{- end -}}
+{{- if and $v.autoscaling.targetMemoryUtilizationPercentage (not $req.memory) -}}
+{{- fail (printf "autoscaling.targetMemoryUtilizationPercentage needs %s.memory: the HPA's memory utilization is a percentage of the request" $at) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- $listen := $v.config.listen | default "" -}}
 {{- if or (not $listen) (hasPrefix "127." $listen) (hasPrefix "localhost:" $listen) (hasPrefix "[::1]" $listen) -}}
