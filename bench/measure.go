@@ -142,16 +142,23 @@ func freeAddr() (string, error) {
 	return addr, nil
 }
 
-// setUp starts the backend, the proxy, Redis, the gateways and the SDK
-// server, and opens one session on each session-era target.
-func (r *runner) setUp() error {
+// startBackend starts the bench backend and writes its OpenAPI document
+// (the path returned).
+func (r *runner) startBackend() (*proc, string, error) {
 	be, err := r.start("backend", []string{r.bins.self, "-role", "backend"})
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	r.backend = be.url
 	doc := filepath.Join(r.tmp, "bench-openapi.json")
-	if err := os.WriteFile(doc, openAPIDoc(r.backend), 0o644); err != nil {
+	return be, doc, os.WriteFile(doc, openAPIDoc(r.backend), 0o644)
+}
+
+// setUp starts the backend, the proxy, Redis, the gateways and the SDK
+// server, and opens one session on each session-era target.
+func (r *runner) setUp() error {
+	be, doc, err := r.startBackend()
+	if err != nil {
 		return err
 	}
 	px, err := r.start("proxy", []string{r.bins.self, "-role", "proxy", r.backend})

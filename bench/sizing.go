@@ -68,13 +68,8 @@ func (r *runner) sizing() string {
 }
 
 func (r *runner) measureSizing(res *sizingResult) error {
-	be, err := r.start("backend", []string{r.bins.self, "-role", "backend"})
+	_, doc, err := r.startBackend()
 	if err != nil {
-		return err
-	}
-	r.backend = be.url
-	doc := filepath.Join(r.tmp, "bench-openapi.json")
-	if err := os.WriteFile(doc, openAPIDoc(r.backend), 0o644); err != nil {
 		return err
 	}
 	cfgFile := filepath.Join(r.tmp, "sizing.yaml")
