@@ -44,8 +44,10 @@ func benchBackend(tb testing.TB) string {
 }
 
 // newGateway builds the gateway the binary builds for the bench backend:
-// memory store, default settings, bound (nominally) to loopback.
-func newGateway(tb testing.TB, backend string) (*gateway.Server, http.Handler) {
+// memory store, default settings, bound (nominally) to loopback; with tp
+// (nil: none), traced as the binary traces (server spans, and client spans
+// of the backend calls named by their path templates).
+func newGateway(tb testing.TB, backend string, tp gateway.TracerProvider) (*gateway.Server, http.Handler) {
 	tb.Helper()
 	ctx := context.Background()
 	doc, err := openapi.LoadData(ctx, openAPIDoc(backend), "bench-openapi.json", openapi.LoadOptions{})
@@ -56,11 +58,15 @@ func newGateway(tb testing.TB, backend string) (*gateway.Server, http.Handler) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend})
+	callCfg := call.Config{BaseURL: backend}
+	if tp != nil {
+		callCfg.Transport, callCfg.PathTemplates = gateway.TraceBackend(call.NewTransport(), tp, "bench"), true
+	}
+	caller, err := call.NewCaller(doc, callCfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Config{ListenAddr: "127.0.0.1:8080"}, gateway.Deps{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := gateway.New(gateway.Config{ListenAddr: "127.0.0.1:8080"}, gateway.Deps{Logger: slog.New(slog.DiscardHandler), TracerProvider: tp})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -156,31 +162,27 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		})
 		b.Run(size+"/gateway", func(b *testing.B) {
-			_, h := newGateway(b, backend)
-			spec := sessionSpec(mcpURL, benchSession(b, h), size)
-			body := spec.body(nil, 1)
-			w := newSinkWriter()
-			b.ReportAllocs()
-			for b.Loop() {
-				serveMCP(h, w, spec.header, body)
-				if !spec.ok(w.status, w.body.Bytes()) {
-					b.Fatalf("gateway: %d %.200s", w.status, w.body.Bytes())
-				}
-			}
+			_, h := newGateway(b, backend, nil)
+			benchGatewayCalls(b, h, sessionSpec(mcpURL, benchSession(b, h), size))
 		})
 		b.Run(size+"/gateway-stateless", func(b *testing.B) {
-			_, h := newGateway(b, backend)
-			spec := statelessSpec(mcpURL, size)
-			body := spec.body(nil, 1)
-			w := newSinkWriter()
-			b.ReportAllocs()
-			for b.Loop() {
-				serveMCP(h, w, spec.header, body)
-				if !spec.ok(w.status, w.body.Bytes()) {
-					b.Fatalf("gateway: %d %.200s", w.status, w.body.Bytes())
-				}
-			}
+			_, h := newGateway(b, backend, nil)
+			benchGatewayCalls(b, h, statelessSpec(mcpURL, size))
 		})
+	}
+}
+
+// benchGatewayCalls serves spec's call through h for every iteration,
+// failing on an answer spec does not accept.
+func benchGatewayCalls(b *testing.B, h http.Handler, spec *callSpec) {
+	body := spec.body(nil, 1)
+	w := newSinkWriter()
+	b.ReportAllocs()
+	for b.Loop() {
+		serveMCP(h, w, spec.header, body)
+		if !spec.ok(w.status, w.body.Bytes()) {
+			b.Fatalf("gateway: %d %.200s", w.status, w.body.Bytes())
+		}
 	}
 }
 
@@ -196,7 +198,7 @@ func BenchmarkIdleSession(b *testing.B) {
 			name = "recent"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv, h := newGateway(b, "http://127.0.0.1:9")
+			srv, h := newGateway(b, "http://127.0.0.1:9", nil)
 			w := newSinkWriter()
 			init := []byte(initBody)
 			ping := []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)

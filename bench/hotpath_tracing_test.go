@@ -9,16 +9,9 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"net/http"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/mcp-gateway/mcp-gateway/gateway"
-	"github.com/mcp-gateway/mcp-gateway/openapi"
-	"github.com/mcp-gateway/mcp-gateway/toolgen"
-	"github.com/mcp-gateway/mcp-gateway/toolgen/call"
 )
 
 // discardExporter drops what the batch processor hands it.
@@ -27,30 +20,12 @@ type discardExporter struct{}
 func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discardExporter) Shutdown(context.Context) error                             { return nil }
 
-// newTracedGateway is newGateway with the tracing the binary sets up.
-func newTracedGateway(tb testing.TB, backend string) http.Handler {
-	tb.Helper()
+// discardTracing is the tracing the binary sets up, batching to
+// discardExporter.
+func discardTracing(tb testing.TB) *sdktrace.TracerProvider {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
 	tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	ctx := context.Background()
-	doc, err := openapi.LoadData(ctx, openAPIDoc(backend), "bench-openapi.json", openapi.LoadOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	set, err := toolgen.Generate(doc, toolgen.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	caller, err := call.NewCaller(doc, call.Config{BaseURL: backend, Transport: gateway.TraceBackend(call.NewTransport(), tp, "bench"), PathTemplates: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv, err := gateway.New(gateway.Config{ListenAddr: "127.0.0.1:8080"}, gateway.Deps{Logger: slog.New(slog.DiscardHandler), TracerProvider: tp})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv.SetCatalog(gateway.Catalog{Doc: doc, Tools: set, Caller: caller})
-	return srv.Handler(nil)
+	return tp
 }
 
 func BenchmarkTracedHotPath(b *testing.B) {
@@ -64,32 +39,16 @@ func BenchmarkTracedHotPath(b *testing.B) {
 	for _, size := range sizes {
 		for _, p := range parents {
 			b.Run(size+"/gateway"+p.name, func(b *testing.B) {
-				h := newTracedGateway(b, backend)
+				_, h := newGateway(b, backend, discardTracing(b))
 				spec := sessionSpec(mcpURL, benchSession(b, h), size)
 				spec.header.Set("traceparent", p.traceparent)
-				body := spec.body(nil, 1)
-				w := newSinkWriter()
-				b.ReportAllocs()
-				for b.Loop() {
-					serveMCP(h, w, spec.header, body)
-					if !spec.ok(w.status, w.body.Bytes()) {
-						b.Fatalf("gateway: %d %.200s", w.status, w.body.Bytes())
-					}
-				}
+				benchGatewayCalls(b, h, spec)
 			})
 			b.Run(size+"/gateway-stateless"+p.name, func(b *testing.B) {
-				h := newTracedGateway(b, backend)
+				_, h := newGateway(b, backend, discardTracing(b))
 				spec := statelessSpec(mcpURL, size)
 				spec.header.Set("traceparent", p.traceparent)
-				body := spec.body(nil, 1)
-				w := newSinkWriter()
-				b.ReportAllocs()
-				for b.Loop() {
-					serveMCP(h, w, spec.header, body)
-					if !spec.ok(w.status, w.body.Bytes()) {
-						b.Fatalf("gateway: %d %.200s", w.status, w.body.Bytes())
-					}
-				}
+				benchGatewayCalls(b, h, spec)
 			})
 		}
 	}
