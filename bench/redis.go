@@ -112,15 +112,18 @@ func commandDelta(before, after map[string]int64) (total int64, byName map[strin
 }
 
 // usedMemory is INFO memory used_memory, in bytes.
-func (r *redisServer) usedMemory() int64 {
+func (r *redisServer) usedMemory() int64 { return r.infoField("memory", "used_memory") }
+
+// infoField is one numeric field of an INFO section, 0 when unread.
+func (r *redisServer) infoField(section, field string) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s, err := r.client.Info(ctx, "memory").Result()
+	s, err := r.client.Info(ctx, section).Result()
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(s, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			return n
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -21,21 +20,7 @@ func (r *redisServer) streamSize(logKey, recKey string) (n, bytes, data int64) {
 }
 
 // connectedClients is INFO clients connected_clients.
-func (r *redisServer) connectedClients() int64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	s, err := r.client.Info(ctx, "clients").Result()
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(s, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_clients:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func (r *redisServer) connectedClients() int64 { return r.infoField("clients", "connected_clients") }
 
 // keyKind is the keys of one kind under a prefix: how many, and the mean
 // MEMORY USAGE of up to 200 of them.
