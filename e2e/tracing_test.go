@@ -72,6 +72,16 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// startCollector serves a collector on loopback and returns it with its
+// URL, the OTLP endpoint.
+func startCollector(t *testing.T) (*collector, string) {
+	t.Helper()
+	col := &collector{}
+	srv := httptest.NewServer(col)
+	t.Cleanup(srv.Close)
+	return col, srv.URL
+}
+
 // find returns the spans of trace (hex) that match.
 func (c *collector) find(trace string, match func(*tracepb.Span) bool) []*tracepb.Span {
 	c.mu.Lock()
@@ -108,14 +118,16 @@ paths:
               schema: {type: object}
 `
 
+// tracedInitialize is the initialize request the traced tests send, with a
+// traceparent of their own.
+const tracedInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+
 // The chain client → gateway → backend, in the spans the real binary
 // exports over OTLP/HTTP and in the traceparent the backend receives: for a
 // session-era call traced by its HTTP headers, and for a 2026-07-28 call
 // traced by params._meta.
 func TestTracingChainClientGatewayBackend(t *testing.T) {
-	col := &collector{}
-	colSrv := httptest.NewServer(col)
-	t.Cleanup(colSrv.Close)
+	col, colURL := startCollector(t)
 
 	var mu sync.Mutex
 	seen := map[string]string{} // the backend's traceparent, by trace id
@@ -134,7 +146,7 @@ func TestTracingChainClientGatewayBackend(t *testing.T) {
 
 	// The child process inherits these: the standard variables, nothing
 	// of the gateway's own.
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colSrv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colURL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	t.Setenv("OTEL_SERVICE_NAME", "gw-under-test")
 	p := startGateway(t, "--openapi", doc, "--upstream", backend.URL, "--listen", freeAddr(t))
@@ -175,20 +187,11 @@ func TestTracingChainClientGatewayBackend(t *testing.T) {
 
 	t.Run("session era, traceparent header", func(t *testing.T) {
 		const trace, span = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
-		sid := initialize(t, p.url)
-		req, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"listWidgets","arguments":{}}}`))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-		req.Header.Set("traceparent", "00-"+trace+"-"+span+"-01")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-		require.NotContains(t, string(body), `"isError":true`)
+		c := &mcpConn{url: p.url, sid: initialize(t, p.url)}
+		r := c.send(t, map[string]string{"traceparent": "00-" + trace + "-" + span + "-01"},
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"listWidgets","arguments":{}}}`)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		require.NotContains(t, string(r.body), `"isError":true`)
 		check(t, trace, span)
 		server := col.find(trace, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })[0]
 		require.Equal(t, "session", spanAttr(server, "mcpgw.era"))
@@ -200,18 +203,8 @@ func TestTracingChainClientGatewayBackend(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{` +
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 			`"traceparent":"00-` + trace + `-` + span + `-01"},"name":"listWidgets","arguments":{}}}`
-		req, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "listWidgets")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", out)
+		r := (&mcpConn{url: p.url}).send(t, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "listWidgets"}, body)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		check(t, trace, span)
 		server := col.find(trace, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })[0]
 		require.Equal(t, "2026-07-28", spanAttr(server, "mcpgw.era"))
@@ -230,9 +223,7 @@ func TestTracingRefusesGRPC(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	out, err := exec.Command(gatewayBinary(t), "--demo", "--listen", "127.0.0.1:0").CombinedOutput()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "%s", out)
-	require.Equal(t, 2, exit.ExitCode(), "%s", out)
+	requireExitCode(t, err, 2, out)
 	require.Contains(t, string(out), "OTEL_EXPORTER_OTLP_PROTOCOL")
 	require.Contains(t, string(out), "http/protobuf")
 }
@@ -240,22 +231,13 @@ func TestTracingRefusesGRPC(t *testing.T) {
 // Spans still queued when the gateway is told to stop are exported before
 // it exits: the batch delay here is longer than the test.
 func TestTracingFlushesOnShutdown(t *testing.T) {
-	col := &collector{}
-	colSrv := httptest.NewServer(col)
-	t.Cleanup(colSrv.Close)
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", colSrv.URL+"/v1/traces")
+	col, colURL := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", colURL+"/v1/traces")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")
 	p := startGateway(t, "--demo", "--listen", freeAddr(t))
 	const trace = "77777777777777777777777777777777"
-	req, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("traceparent", "00-"+trace+"-1111111111111111-01")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := (&mcpConn{url: p.url}).send(t, map[string]string{"traceparent": "00-" + trace + "-1111111111111111-01"}, tracedInitialize)
+	require.Equal(t, http.StatusOK, r.status)
 	require.Empty(t, col.find(trace, func(*tracepb.Span) bool { return true }), "nothing exported before the batch is due")
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
@@ -274,23 +256,14 @@ func TestTracingRedisRoundTrips(t *testing.T) {
 	srv := redistest.Standalone(t)
 	prefix := redistest.Prefix(t)
 	redistest.Cleanup(t, srv.Client(t), prefix)
-	col := &collector{}
-	colSrv := httptest.NewServer(col)
-	t.Cleanup(colSrv.Close)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colSrv.URL)
+	col, colURL := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colURL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	p := startGateway(t, "--demo", "--listen", freeAddr(t), "--redis-url", srv.URL, "--redis-prefix", prefix)
 
 	const trace = "3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c"
-	req, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("traceparent", "00-"+trace+"-2222222222222222-01")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	r := (&mcpConn{url: p.url}).send(t, map[string]string{"traceparent": "00-" + trace + "-2222222222222222-01"}, tracedInitialize)
+	require.Equal(t, http.StatusOK, r.status)
 
 	require.Eventually(t, func() bool {
 		servers := col.find(trace, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })
@@ -312,10 +285,8 @@ func TestTracingGETStreamMakesNoSpans(t *testing.T) {
 	srv := redistest.Standalone(t)
 	prefix := redistest.Prefix(t)
 	redistest.Cleanup(t, srv.Client(t), prefix)
-	col := &collector{}
-	colSrv := httptest.NewServer(col)
-	t.Cleanup(colSrv.Close)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colSrv.URL)
+	col, colURL := startCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", colURL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	p := startGateway(t, "--demo", "--listen", freeAddr(t), "--redis-url", srv.URL, "--redis-prefix", prefix, "--sse-keepalive", "50ms")
 	sid := initialize(t, p.url)
@@ -353,18 +324,9 @@ func TestTracingGETStreamMakesNoSpans(t *testing.T) {
 
 	// A request's spans after the ticks: once they are exported, so is
 	// whatever the ticks made before them (one queue, in order).
-	preq, err := http.NewRequest(http.MethodPost, p.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
-	require.NoError(t, err)
-	preq.Header.Set("Content-Type", "application/json")
-	preq.Header.Set("Accept", "application/json, text/event-stream")
-	preq.Header.Set("Mcp-Session-Id", sid)
-	preq.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	preq.Header.Set("traceparent", "00-"+afterTrace+"-4444444444444444-01")
-	presp, err := http.DefaultClient.Do(preq)
-	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, presp.Body)
-	presp.Body.Close()
-	require.Equal(t, http.StatusOK, presp.StatusCode)
+	r := (&mcpConn{url: p.url, sid: sid}).send(t, map[string]string{"traceparent": "00-" + afterTrace + "-4444444444444444-01"},
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.Equal(t, http.StatusOK, r.status)
 	require.Eventually(t, func() bool {
 		return len(col.find(afterTrace, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })) == 1
 	}, 20*time.Second, 20*time.Millisecond, "the later request's span is exported\n%s", stderrOf(p))
