@@ -52,15 +52,15 @@ func (r *replicaRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // demoCluster is a running `mcp-gateway demo-cluster`, once it printed
 // ready.
 type demoCluster struct {
-	cmd      *exec.Cmd
+	*process          // its stderr is demo-cluster's log
 	printed  []string // its stdout up to ready
 	pids     []int    // redis first, then the replicas
 	proxyURL string
 	dir      string
-	exited   chan struct{}
-	waitErr  error // valid after exited
-	log      func() string
 }
+
+// log is what demo-cluster has written to stderr so far.
+func (dc *demoCluster) log() string { return stderrOf(dc.process) }
 
 // startDemoCluster runs demo-cluster with args and waits for its ready
 // line. The proxy listens on a port of its own choosing (127.0.0.1:0):
@@ -71,16 +71,9 @@ func startDemoCluster(t *testing.T, env []string, args ...string) *demoCluster {
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr strings.Builder
-	lw := &lockedWriter{w: &stderr}
-	cmd.Stderr = lw
+	dc := &demoCluster{process: &process{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan struct{})}}
+	cmd.Stderr = &lockedWriter{w: dc.stderr}
 	require.NoError(t, cmd.Start())
-	dc := &demoCluster{cmd: cmd, exited: make(chan struct{})}
-	dc.log = func() string {
-		lw.mu.Lock()
-		defer lw.mu.Unlock()
-		return stderr.String()
-	}
 	go func() { dc.waitErr = cmd.Wait(); close(dc.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -30,13 +29,12 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 	require.NoError(t, err)
 	defer stdout.Close()
 	cmd.Stdout = stdoutW
-	stderr := &lockedWriter{w: &strings.Builder{}}
-	cmd.Stderr = stderr
+	p := &process{cmd: cmd, stderr: &strings.Builder{}, exited: make(chan struct{})}
+	cmd.Stderr = &lockedWriter{w: p.stderr}
 	require.NoError(t, cmd.Start())
 	stdoutW.Close() // the child's copy stays open
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
 	serving := make(chan string, 4)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -89,18 +87,13 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 	select {
 	case line := <-serving:
 		require.Contains(t, line, "serving")
-	case <-exited:
-		t.Fatalf("exited:\n%s", stderr.w)
+	case <-p.exited:
+		t.Fatalf("exited:\n%s", stderrOf(p))
 	case <-time.After(30 * time.Second):
-		t.Fatalf("never served:\n%s", stderr.w)
+		t.Fatalf("never served:\n%s", stderrOf(p))
 	}
 	require.Eventually(t, func() bool { code, _ := get("/readyz"); return code == http.StatusOK }, 10*time.Second, 20*time.Millisecond)
-	logs := func() string {
-		stderr.mu.Lock()
-		defer stderr.mu.Unlock()
-		return stderr.w.(*strings.Builder).String()
-	}
-	require.Eventually(t, func() bool { return strings.Contains(logs(), "SIGHUP: configuration reloaded") }, 10*time.Second, 20*time.Millisecond, "%s", logs())
+	require.Eventually(t, func() bool { return strings.Contains(stderrOf(p), "SIGHUP: configuration reloaded") }, 10*time.Second, 20*time.Millisecond, "%s", stderrOf(p))
 	sid := initialize(t, "http://"+addr+"/mcp")
 	_, list := post(t, "http://"+addr+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	require.Contains(t, string(list), `"listNotes"`)
@@ -108,9 +101,7 @@ func TestOpenAPIWaitServesOnceTheBackendIsUp(t *testing.T) {
 
 func TestOpenAPIWaitGivesUpWithTheLastError(t *testing.T) {
 	out, err := exec.Command(gatewayBinary(t), "--openapi", "http://"+freeAddr(t)+"/openapi.yaml", "--listen", freeAddr(t), "--openapi-wait", "1s").CombinedOutput()
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "%s", out)
-	require.Equal(t, 1, ee.ExitCode(), "%s", out)
+	requireExitCode(t, err, 1, out)
 	require.Contains(t, string(out), "connection refused")
 	require.Contains(t, string(out), "openapi_wait")
 }

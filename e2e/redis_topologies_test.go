@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -69,17 +68,13 @@ func TestRedisTLS(t *testing.T) {
 		} {
 			args := append([]string{"--openapi", backend.doc, "--redis-url", "rediss://127.0.0.1:1"}, tc.args...)
 			out, err := exec.Command(gatewayBinary(t), args...).CombinedOutput()
-			var exit *exec.ExitError
-			require.True(t, errors.As(err, &exit), "%v\n%s", err, out)
-			require.Equal(t, 2, exit.ExitCode(), "%s", out)
+			requireExitCode(t, err, 2, out)
 			require.Contains(t, string(out), tc.want)
 			require.NotContains(t, string(out), "PRIVATE KEY", "no file contents in the message")
 		}
 		// With a redis:// URL the files are refused rather than ignored.
 		out, err := exec.Command(gatewayBinary(t), "--openapi", backend.doc, "--redis-url", "redis://127.0.0.1:1", "--redis-tls-ca-file", c.CAFile).CombinedOutput()
-		var exit *exec.ExitError
-		require.True(t, errors.As(err, &exit), "%v\n%s", err, out)
-		require.Equal(t, 2, exit.ExitCode(), "%s", out)
+		requireExitCode(t, err, 2, out)
 		require.Contains(t, string(out), "redis_tls_ca_file (combined): needs a rediss:// redis_url")
 	})
 }
