@@ -446,10 +446,7 @@ func (s *set) checkGateway(w *workload, c *corev1.Container, vols map[string]*co
 	if t := w.tmpl.Spec.TerminationGracePeriodSeconds; t != nil {
 		grace = *t
 	}
-	var sleep time.Duration
-	if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
-		sleep = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
-	}
+	sleep := preStopSleep(c)
 	shutdown, err := time.ParseDuration(setting("shutdown_grace", defaultShutdownGrace.String()))
 	if err != nil {
 		s.fail(d, "%s: shutdown_grace: %v", at, err)
@@ -502,11 +499,7 @@ func (s *set) checkGateway(w *workload, c *corev1.Container, vols map[string]*co
 			s.backendPorts = map[*doc][]int32{}
 		}
 		s.backendPorts[d] = append(s.backendPorts[d], int32(n))
-		var beSleep time.Duration
-		if l := be.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
-			beSleep = time.Duration(l.PreStop.Sleep.Seconds) * time.Second
-		}
-		if beSleep < sleep+shutdown {
+		if beSleep := preStopSleep(be); beSleep < sleep+shutdown {
 			s.fail(d, "container %q (the gateway's backend at %s) must sleep in preStop at least the gateway's drain, %s + %s, to serve the calls in flight (got %s)", be.Name, b, sleep, shutdown, beSleep)
 		}
 	}
@@ -525,6 +518,14 @@ func (s *set) checkGateway(w *workload, c *corev1.Container, vols map[string]*co
 		s.fail(d, "%s: allowPrivilegeEscalation is not false", at)
 	}
 	s.gateways = append(s.gateways, g)
+}
+
+// preStopSleep is how long c's preStop hook sleeps, 0 without one.
+func preStopSleep(c *corev1.Container) time.Duration {
+	if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
+		return time.Duration(l.PreStop.Sleep.Seconds) * time.Second
+	}
+	return 0
 }
 
 // walkFiles calls fn for every string value of a key named file or ending

@@ -88,10 +88,7 @@ spec:
 `
 
 func validate(data string) error {
-	docs, errs := decodeAll([]byte(data))
-	if len(errs) == 0 {
-		errs = (&set{docs: docs}).check()
-	}
+	_, errs := load([]byte(data))
 	return errors.Join(errs...)
 }
 

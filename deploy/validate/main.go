@@ -54,11 +54,7 @@ func main() {
 		if *printDocs {
 			os.Stdout.Write(data)
 		}
-		docs, errs := decodeAll(data)
-		s := &set{docs: docs}
-		if len(errs) == 0 { // else the cross-checks would repeat them
-			errs = s.check()
-		}
+		s, errs := load(data)
 		for _, e := range errs {
 			fmt.Fprintf(os.Stderr, "FAIL %s: %v\n", in, e)
 		}
@@ -101,6 +97,17 @@ func read(in string) ([]byte, error) {
 		return nil, fmt.Errorf("kustomize build: %w", err)
 	}
 	return m.AsYaml()
+}
+
+// load decodes one input's documents and, when every one decodes, checks
+// them against each other (else the cross-checks would repeat the errors).
+func load(data []byte) (*set, []error) {
+	docs, errs := decodeAll(data)
+	s := &set{docs: docs}
+	if len(errs) == 0 {
+		errs = s.check()
+	}
+	return s, errs
 }
 
 // decodeAll splits data into documents and decodes each strictly; empty
