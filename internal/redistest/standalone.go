@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"sync"
 	"syscall"
@@ -34,6 +35,18 @@ func Standalone(t testing.TB) *Server {
 	if err := lookBinaries("redis-server"); err != nil {
 		fail(t, err)
 	}
+	s := startOnFreePort(t, nil, nil)
+	srv := &Server{Addr: s.addr(), URL: fmt.Sprintf("redis://%s/0", s.addr()), t: t, s: s}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// startOnFreePort starts one redis-server in a fresh t.TempDir() on a free
+// loopback port (TLS only with tc, see server.tls; args after the common
+// ones), choosing another port when the chosen one is taken before
+// redis-server binds it. The caller stops it.
+func startOnFreePort(t testing.TB, tc *tls.Config, args []string) *server {
+	t.Helper()
 	dir := t.TempDir()
 	var lastErr error
 	for range portAttempts {
@@ -41,13 +54,10 @@ func Standalone(t testing.TB) *Server {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &server{port: ports[0], dir: dir, log: dir + "/redis.log"}
-		if lastErr = s.start(); lastErr != nil {
-			continue
+		s := &server{port: ports[0], dir: dir, log: dir + "/redis.log", tls: tc, args: args}
+		if lastErr = s.start(); lastErr == nil {
+			return s
 		}
-		srv := &Server{Addr: s.addr(), URL: fmt.Sprintf("redis://%s/0", s.addr()), t: t, s: s}
-		t.Cleanup(srv.Stop)
-		return srv
 	}
 	t.Fatal(lastErr)
 	return nil

@@ -174,25 +174,9 @@ func TLS(t testing.TB, authClients string) *TLSServer {
 		fail(t, err)
 	}
 	certs := NewCerts(t)
-	dir := t.TempDir()
-	var lastErr error
-	for range portAttempts {
-		ports, err := freePorts(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &server{port: ports[0], dir: dir, log: dir + "/redis.log",
-			tls:  certs.ClientTLS(true),
-			args: append(certs.serverArgs(), "--tls-auth-clients", authClients),
-		}
-		if lastErr = s.start(); lastErr != nil {
-			continue
-		}
-		t.Cleanup(s.stop)
-		return &TLSServer{Addr: s.addr(), URL: fmt.Sprintf("rediss://%s/0", s.addr()), Certs: certs}
-	}
-	t.Fatal(lastErr)
-	return nil
+	s := startOnFreePort(t, certs.ClientTLS(true), append(certs.serverArgs(), "--tls-auth-clients", authClients))
+	t.Cleanup(s.stop)
+	return &TLSServer{Addr: s.addr(), URL: fmt.Sprintf("rediss://%s/0", s.addr()), Certs: certs}
 }
 
 // serverArgs are the redis-server arguments that load the certificates.
