@@ -209,7 +209,7 @@ func tryCluster(dir string, replicas int, nodeTimeout string) (_ *cluster, err e
 // awaitClusterOK polls CLUSTER INFO on one node until it sees the whole
 // cluster: state ok, every slot served, every node known.
 func awaitClusterOK(n *server, nodes int) error {
-	cl := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+	cl := redis.NewClient(probeOptions(n.addr(), nil))
 	defer cl.Close()
 	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:" + strconv.Itoa(nodes)}
 	deadline := time.Now().Add(clusterReadyTimeout)

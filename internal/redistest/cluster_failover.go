@@ -58,7 +58,7 @@ func ClusterWithReplicas(t testing.TB) *FailoverCluster {
 
 // nodeRole is the role line of INFO replication: master or slave.
 func nodeRole(n *server) string {
-	c := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+	c := redis.NewClient(probeOptions(n.addr(), nil))
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -79,7 +79,7 @@ func (f *FailoverCluster) slotMasters(ctx context.Context) ([]redis.ClusterSlot,
 		if n.exited() {
 			continue
 		}
-		c := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+		c := redis.NewClient(probeOptions(n.addr(), nil))
 		slots, err := c.ClusterSlots(ctx).Result()
 		c.Close()
 		if err == nil {
@@ -150,7 +150,7 @@ func (f *FailoverCluster) failedOver(slot int, old string) (string, bool) {
 		if n.exited() {
 			continue
 		}
-		c := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1})
+		c := redis.NewClient(probeOptions(n.addr(), nil))
 		info, err := c.ClusterInfo(ctx).Result()
 		c.Close()
 		if err != nil || !hasLines(info, []string{"cluster_state:ok"}) {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // startTimeout bounds how long a redis-server may take to answer PING.
@@ -124,6 +126,13 @@ func ping(addr string, tc *tls.Config) error {
 		return fmt.Errorf("PING answered %q", line)
 	}
 	return nil
+}
+
+// probeOptions are those of a client that asks one server something while
+// it starts or fails over: one dial of at most a second and no retry, so
+// that a dead node answers at once and the caller's poll decides.
+func probeOptions(addr string, tc *tls.Config) *redis.Options {
+	return &redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, TLSConfig: tc}
 }
 
 // stop ends the process: SIGTERM, then SIGKILL if it lingers.

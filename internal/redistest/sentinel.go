@@ -171,7 +171,7 @@ func trySentinel(dir string, certs *Certs) (_ *SentinelSet, err error) {
 // awaitSentinelSees polls SENTINEL MASTER on one sentinel until it knows
 // the other sentinels and the replicas.
 func (s *SentinelSet) awaitSentinelSees(n *server, others, replicas int) error {
-	sc := redis.NewSentinelClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, TLSConfig: n.tls})
+	sc := redis.NewSentinelClient(probeOptions(n.addr(), n.tls))
 	defer sc.Close()
 	deadline := time.Now().Add(sentinelReadyTimeout)
 	var got map[string]string
@@ -204,7 +204,7 @@ func (s *SentinelSet) Client(t testing.TB) redis.UniversalClient {
 func (s *SentinelSet) MasterAddr(ctx context.Context) (string, error) {
 	var errs []error
 	for _, a := range s.SentinelAddrs {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: a, DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, TLSConfig: s.tls})
+		sc := redis.NewSentinelClient(probeOptions(a, s.tls))
 		hp, err := sc.GetMasterAddrByName(ctx, s.MasterName).Result()
 		sc.Close()
 		if err == nil && len(hp) == 2 {
@@ -268,7 +268,7 @@ func (s *SentinelSet) AwaitNewMaster(t testing.TB, old string, timeout time.Dura
 func (s *SentinelSet) agreedMaster() (string, bool) {
 	var agreed string
 	for _, a := range s.SentinelAddrs {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: a, DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, TLSConfig: s.tls})
+		sc := redis.NewSentinelClient(probeOptions(a, s.tls))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		hp, err := sc.GetMasterAddrByName(ctx, s.MasterName).Result()
 		cancel()
@@ -353,7 +353,7 @@ func (s *SentinelSet) stop() {
 
 // awaitInfo polls INFO section on n until it has every want line.
 func awaitInfo(n *server, section string, timeout time.Duration, want ...string) error {
-	c := redis.NewClient(&redis.Options{Addr: n.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, TLSConfig: n.tls})
+	c := redis.NewClient(probeOptions(n.addr(), n.tls))
 	defer c.Close()
 	deadline := time.Now().Add(timeout)
 	var info string
