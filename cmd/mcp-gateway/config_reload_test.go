@@ -85,14 +85,7 @@ func TestReloadAppliesEachAPIEntry(t *testing.T) {
 	write := func(s string) { require.NoError(t, os.WriteFile(file, []byte(s), 0o600)) }
 	write("listen: 127.0.0.1:8080\napis:\n  - {name: a, openapi: a.yaml, mount_path: /a}\n  - {name: b, openapi: b.yaml, mount_path: /b}\n")
 	args := []string{"--config", file}
-	running, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
-	require.NoError(t, err)
-	groups, err := running.endpointGroups()
-	require.NoError(t, err)
-	var eps []*endpoint
-	for _, g := range groups {
-		eps = append(eps, &endpoint{group: g})
-	}
+	running, eps := loadWithEndpoints(t, args)
 
 	write("listen: 127.0.0.1:9090\nrate_per_client: 2\napis:\n  - {name: a, openapi: a.yaml, mount_path: /a, exclude: [x]}\n  - {name: b, openapi: other.yaml, mount_path: /b}\n")
 	next, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
@@ -196,14 +189,7 @@ func TestReloadOfTheLogLevelAloneWithAPIs(t *testing.T) {
 	apis := "apis:\n  - {name: a, openapi: a.yaml, mount_path: /a}\n  - {name: b, openapi: b.yaml, mount_path: /b}\n"
 	write("log_level: info\n" + apis)
 	args := []string{"--config", file}
-	running, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
-	require.NoError(t, err)
-	groups, err := running.endpointGroups()
-	require.NoError(t, err)
-	var eps []*endpoint
-	for _, g := range groups {
-		eps = append(eps, &endpoint{group: g})
-	}
+	running, eps := loadWithEndpoints(t, args)
 	write("log_level: debug\n" + apis)
 	next, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
 	require.NoError(t, err)
@@ -242,4 +228,19 @@ func TestBadToolGlobIsAConfigError(t *testing.T) {
 		_, _, err := loadConfig("mcp-gateway", []string{"--config", writeFile(t, "demo: true\n"+key+"\n")}, env(nil), io.Discard)
 		require.ErrorContains(t, err, `bad glob "["`, key)
 	}
+}
+
+// loadWithEndpoints loads the configuration of args and the endpoints
+// (their API groups only) a start would serve it with.
+func loadWithEndpoints(t *testing.T, args []string) (*config, []*endpoint) {
+	t.Helper()
+	cfg, _, err := loadConfig("mcp-gateway", args, env(nil), io.Discard)
+	require.NoError(t, err)
+	groups, err := cfg.endpointGroups()
+	require.NoError(t, err)
+	var eps []*endpoint
+	for _, g := range groups {
+		eps = append(eps, &endpoint{group: g})
+	}
+	return cfg, eps
 }
