@@ -379,7 +379,7 @@ func (c *cluster) runRedis(ctx context.Context, port int) (*child, error) {
 		return nil, err
 	}
 	if err := awaitPing(ctx, ch, addr); err != nil {
-		stopChild(ch, redisStopTimeout)
+		stopChild(ch, redisStopTimeout, nil)
 		return nil, err
 	}
 	ch.url = addr
@@ -659,7 +659,7 @@ func (c *cluster) stop() {
 	var wg sync.WaitGroup
 	for _, r := range c.replicas {
 		if r != nil {
-			wg.Go(func() { stopChildHurried(r, replicaStopTimeout, c.hurry) })
+			wg.Go(func() { stopChild(r, replicaStopTimeout, c.hurry) })
 		}
 	}
 	wg.Wait()
@@ -675,7 +675,7 @@ func (c *cluster) stop() {
 		cancel()
 	}
 	if c.redis != nil {
-		stopChildHurried(c.redis, redisStopTimeout, c.hurry)
+		stopChild(c.redis, redisStopTimeout, c.hurry)
 	}
 	c.watchingRedis.Wait()
 	if c.dir != "" {
@@ -683,11 +683,9 @@ func (c *cluster) stop() {
 	}
 }
 
-func stopChild(ch *child, timeout time.Duration) { stopChildHurried(ch, timeout, nil) }
-
-// stopChildHurried sends SIGTERM and waits for the exit, killing the
-// process after timeout or when hurry fires.
-func stopChildHurried(ch *child, timeout time.Duration, hurry <-chan struct{}) {
+// stopChild sends SIGTERM and waits for the exit, killing the process
+// after timeout or when hurry fires (nil: never).
+func stopChild(ch *child, timeout time.Duration, hurry <-chan struct{}) {
 	if err := ch.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		_ = ch.cmd.Process.Kill() // Windows has no SIGTERM to send
 	}
