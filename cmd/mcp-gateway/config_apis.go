@@ -38,6 +38,15 @@ type apiEntry struct {
 	cfg  *config
 }
 
+// entryNames are the entries' names, in their order.
+func entryNames(entries []*apiEntry) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
 var apiOptions = []option{
 	{key: "toolsets_enabled", flag: "toolsets", env: "MCPGW_TOOLSETS", tools: true, repeat: true,
 		usage: "the toolsets served (comma-separated; default all): one per OpenAPI tag (sanitized, lower case), \"default\" for operations without one, and those toolsets declares",

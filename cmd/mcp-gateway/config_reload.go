@@ -86,14 +86,7 @@ type reloadPlan struct {
 func planReload(running *config, eps []*endpoint, next *config) *reloadPlan {
 	p := &reloadPlan{}
 	p.cfg, p.changed, p.restart = mergeReload(running, next, "")
-	names := func(c *config) []string {
-		var out []string
-		for _, e := range c.APIs {
-			out = append(out, e.Name)
-		}
-		return out
-	}
-	if !slices.Equal(names(running), names(next)) {
+	if !slices.Equal(entryNames(running.APIs), entryNames(next.APIs)) {
 		p.restart = appendOnce(p.restart, "apis")
 	}
 	p.cfg.APIs = nil
@@ -278,9 +271,7 @@ func (ep *endpoint) rebuild(ctx context.Context, group []*apiEntry, tag string) 
 			data, version = ep.rl.activeData, ep.rl.active
 		}
 		if len(group) > 1 {
-			ecfg := *cfg
-			ecfg.ToolsetsEnabled = nil // checked against the merged tools below
-			cfg = &ecfg
+			cfg = withoutToolsetsEnabled(cfg)
 		}
 		cat, err := buildCatalog(ctx, cfg, data, la.location, la.upstream, ep.backend, ep.log)
 		if err != nil {
@@ -291,11 +282,7 @@ func (ep *endpoint) rebuild(ctx context.Context, group []*apiEntry, tag string) 
 	}
 	cat := cats[0].catalog
 	if len(cats) > 1 {
-		names := make([]string, len(group))
-		for i, e := range group {
-			names[i] = e.Name
-		}
-		merged, err := mergeCatalogs(names, cats)
+		merged, err := mergeCatalogs(entryNames(group), cats)
 		if err != nil {
 			return nil, err
 		}

@@ -63,17 +63,15 @@ type endpoint struct {
 	srv      *gateway.Server
 	rl       *reloader
 	catalog  *gateway.Catalog
-	docData  []byte
 	location string
 	closers  []func()
 	// backend is the call path's transport; nil means call's default.
 	backend http.RoundTripper
 	// What a configuration reload rebuilds the endpoint from: its APIs
-	// (as loaded at start), the parts shared, whether it is the first.
+	// (as loaded at start) and the parts shared.
 	group []*apiEntry
 	apis  []*loadedAPI
 	sh    endpointShared
-	first bool
 	log   *slog.Logger
 }
 
@@ -140,10 +138,7 @@ func loadAPI(ctx context.Context, entry *apiEntry, ep *endpoint, status *startSt
 func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpointShared, log *slog.Logger, stderr io.Writer) (*endpoint, int, error) {
 	entry := group[0]
 	cfg := entry.cfg
-	names := make([]string, len(group))
-	for i, e := range group {
-		names[i] = e.Name
-	}
+	names := entryNames(group)
 	ep := &endpoint{name: strings.Join(names, "+"), cfg: cfg, backend: sh.tracing.backendTransport()}
 	if ep.name != "" {
 		log = log.With("api", ep.name)
@@ -153,11 +148,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		elog := log
 		if len(group) > 1 {
 			elog = log.With("document", e.Name)
-			// toolsets_enabled names the shared endpoint's toolsets:
-			// checked once against them all, below.
-			ecfg := *e.cfg
-			ecfg.ToolsetsEnabled = nil
-			e = &apiEntry{Name: e.Name, cfg: &ecfg}
+			e = &apiEntry{Name: e.Name, cfg: withoutToolsetsEnabled(e.cfg)}
 		}
 		la, code, err := loadAPI(ctx, e, ep, sh.status, elog, stderr)
 		if code != exitOK || err != nil {
@@ -166,8 +157,8 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		loaded = append(loaded, la)
 	}
 	la := loaded[0]
-	ep.catalog, ep.docData, ep.location = la.catalog, la.docData, la.location
-	ep.group, ep.apis, ep.sh, ep.first, ep.log = group, loaded, sh, first, log
+	ep.catalog, ep.location = la.catalog, la.location
+	ep.group, ep.apis, ep.sh, ep.log = group, loaded, sh, log
 	if len(loaded) > 1 {
 		merged, err := mergeCatalogs(names, loaded)
 		if err != nil {
@@ -177,7 +168,7 @@ func startEndpoint(ctx context.Context, group []*apiEntry, first bool, sh endpoi
 		if err := gateway.CheckToolsets(merged.Tools, cfg.ToolsetsEnabled); err != nil {
 			return ep, startupFailed(stderr, cfg, &configError{key: "toolsets_enabled", source: cfg.fileName(), reason: err.Error()}), nil
 		}
-		ep.catalog, ep.docData = merged, nil
+		ep.catalog = merged
 		locs := make([]string, len(loaded))
 		for i, l := range loaded {
 			locs[i] = l.location
@@ -276,6 +267,15 @@ func mergeCatalogs(names []string, loaded []*loadedAPI) (*gateway.Catalog, error
 	}
 	c.Version = hex.EncodeToString(h.Sum(nil))[:16]
 	return c, nil
+}
+
+// withoutToolsetsEnabled is cfg for one of several APIs sharing an
+// endpoint: toolsets_enabled names the shared endpoint's toolsets, so it
+// is checked once against their merged tools, not against each API's.
+func withoutToolsetsEnabled(cfg *config) *config {
+	c := *cfg
+	c.ToolsetsEnabled = nil
+	return &c
 }
 
 // groupGatewayConfig is the gateway's configuration of the endpoint

@@ -120,12 +120,14 @@ type staged struct {
 }
 
 // run reloads until ctx ends; a signal on rl.hup re-reads the document.
-func (rl *reloader) run(ctx context.Context, initial []byte) {
+// It first publishes the document it serves from the start.
+func (rl *reloader) run(ctx context.Context) {
 	rl.mu.Lock()
 	interval, location := rl.cfg.OpenAPIReloadInterval, rl.cfg.OpenAPI // restart-only: read once
+	initial, version := rl.activeData, rl.active
 	rl.mu.Unlock()
 	if initial != nil {
-		rl.publish(ctx, rl.active, initial, "startup") // active is initial's version: it serves it
+		rl.publish(ctx, version, initial, "startup")
 	}
 	var fetchTick <-chan time.Time
 	if interval > 0 && rl.src != nil {

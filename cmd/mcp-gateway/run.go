@@ -194,7 +194,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	for _, ep := range eps {
 		running.Go(func() { _ = ep.srv.Run(runCtx) })
 		if ep.rl != nil {
-			running.Go(func() { ep.rl.run(runCtx, ep.docData) })
+			running.Go(func() { ep.rl.run(runCtx) })
 		}
 	}
 	defer func() { stopRun(); running.Wait() }()
@@ -540,10 +540,7 @@ func runTools(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	case len(cfg.APIs) == 1:
 		cfg = cfg.APIs[0].cfg
 	case len(cfg.APIs) > 1:
-		names := make([]string, len(cfg.APIs))
-		for i, e := range cfg.APIs {
-			names[i] = e.Name
-		}
+		names := entryNames(cfg.APIs)
 		fmt.Fprintf(stderr, "mcp-gateway tools: invalid configuration: the configuration serves %d APIs (%s); print one with --api NAME\n", len(names), strings.Join(names, ", "))
 		return exitConfig
 	}
