@@ -21,7 +21,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,7 +32,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/mcp-gateway/mcp-gateway/gateway/mcp"
-	"github.com/mcp-gateway/mcp-gateway/gateway/tools"
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlex"
 )
 
@@ -266,29 +264,16 @@ func uriWithoutQuery(uri string) string {
 	return uri
 }
 
-// Span outcomes (mcpgw.outcome): the audit log's words.
-const (
-	spanOK            = audit.OutcomeOK
-	spanToolError     = audit.OutcomeToolError
-	spanDenied        = audit.OutcomeDenied
-	spanInputRequired = audit.OutcomeInputRequired
-	spanError         = audit.OutcomeError
-	spanCancelled     = audit.OutcomeCancelled
-)
-
-// recordOutcome sets what the request came to, as dispatch and the audit
-// log classify it: a tool error or a refusal is an error status as a
-// JSON-RPC error is; a cancellation is not (the client asked for it).
+// recordOutcome sets what the request came to, in the audit log's words
+// (callOutcome: one classification for the log, the metrics and the
+// span): a tool error or a refusal is an error status as a JSON-RPC error
+// is; a cancellation is not (the client asked for it).
 func recordOutcome(span trace.Span, r *mcp.Request, res any, err error) {
-	if err != nil && (errors.Is(err, mcp.ErrCancelled) || errors.Is(r.Ctx.Err(), context.Canceled)) {
-		span.SetAttributes(attrOutcome.String(spanCancelled))
-		return
-	}
-	if err != nil {
-		outcome, reason := errorOutcome(err)
-		if outcome != spanDenied {
-			outcome = spanError
-		}
+	outcome, reason := callOutcome(r, res, err)
+	switch {
+	case outcome == audit.OutcomeCancelled:
+		span.SetAttributes(attrOutcome.String(outcome))
+	case err != nil:
 		code := strconv.Itoa(errorCode(err))
 		span.SetAttributes(attrOutcome.String(outcome), attrStatusCode.String(code))
 		if reason != "" {
@@ -297,25 +282,15 @@ func recordOutcome(span trace.Span, r *mcp.Request, res any, err error) {
 			span.SetAttributes(attrErrorType.String(code))
 		}
 		span.SetStatus(codes.Error, "JSON-RPC error "+code)
-		return
+	case outcome == audit.OutcomeDenied:
+		span.SetAttributes(attrOutcome.String(outcome), attrReason.String(reason), attrErrorType.String(reason))
+		span.SetStatus(codes.Error, "denied: "+reason)
+	case outcome == audit.OutcomeToolError:
+		span.SetAttributes(attrOutcome.String(outcome), attrErrorType.String(outcome))
+		span.SetStatus(codes.Error, outcome)
+	default: // ok, input_required
+		span.SetAttributes(attrOutcome.String(outcome))
 	}
-	switch res := res.(type) {
-	case *mcp.PooledResult:
-		switch {
-		case res.Denied() != "":
-			span.SetAttributes(attrOutcome.String(spanDenied), attrReason.String(res.Denied()), attrErrorType.String(res.Denied()))
-			span.SetStatus(codes.Error, "denied: "+res.Denied())
-			return
-		case res.IsError():
-			span.SetAttributes(attrOutcome.String(spanToolError), attrErrorType.String(spanToolError))
-			span.SetStatus(codes.Error, spanToolError)
-			return
-		}
-	case *tools.InputRequiredResult:
-		span.SetAttributes(attrOutcome.String(spanInputRequired))
-		return
-	}
-	span.SetAttributes(attrOutcome.String(spanOK))
 }
 
 // errorCode is the JSON-RPC code translate gives err, without translate's
