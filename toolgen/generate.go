@@ -598,7 +598,7 @@ func (g *generator) description(op openapi.Operation) string {
 			d = "Deprecated. " + d
 		}
 	}
-	return truncateText(d, g.opts.MaxDescription)
+	return TruncateText(d, g.opts.MaxDescription)
 }
 
 func cmpOr(a, b string) string {
@@ -608,12 +608,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// TruncateText cuts s to at most n characters, ending with "…" when cut
-// (max_description's rule, for descriptions made outside generation).
-func TruncateText(s string, n int) string { return truncateText(s, n) }
-
-// truncateText cuts s to at most n characters, ending with "…" when cut.
-func truncateText(s string, n int) string {
+// TruncateText cuts s to at most n characters, ending with "…" when cut:
+// max_description's rule, also for descriptions made outside generation.
+func TruncateText(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -630,7 +627,7 @@ const maxTitle = 100
 func toolTitle(o *openapi3.Operation, name string) string {
 	if s := strings.TrimSpace(plainText(o.Summary)); s != "" {
 		line, _, _ := strings.Cut(s, "\n")
-		return truncateText(strings.TrimSpace(line), maxTitle)
+		return TruncateText(strings.TrimSpace(line), maxTitle)
 	}
 	return humanize(name)
 }

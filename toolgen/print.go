@@ -199,7 +199,7 @@ func printTable(w io.Writer, tools []*Tool) error {
 			method, path = t.Binding.Method, t.Binding.Path
 		}
 		desc, _, _ := strings.Cut(t.Description, "\n")
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\n", t.Name, method, path, hints(t.Annotations), truncateText(strings.TrimSpace(desc), tableDescription))
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\n", t.Name, method, path, hints(t.Annotations), TruncateText(strings.TrimSpace(desc), tableDescription))
 	}
 	return tw.Flush()
 }

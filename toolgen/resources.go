@@ -324,7 +324,7 @@ func (g *generator) resource(op openapi.Operation, spec resourceSpec, keys map[s
 		Location:     loc,
 	}
 	if spec.description != "" {
-		r.Description = truncateText(spec.description, g.opts.MaxDescription)
+		r.Description = TruncateText(spec.description, g.opts.MaxDescription)
 	}
 	if r.Title == "" && strings.TrimSpace(plainText(op.Operation.Summary)) != "" {
 		r.Title = toolTitle(op.Operation, "")

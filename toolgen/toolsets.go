@@ -132,7 +132,7 @@ func (g *generator) toolsets(set *Set) []*Toolset {
 	declared := map[string]bool{}
 	var out []*Toolset
 	for _, spec := range g.opts.Toolsets {
-		ts := &Toolset{Name: spec.Name, Description: truncateText(strings.TrimSpace(spec.Description), g.opts.MaxDescription), Declared: true}
+		ts := &Toolset{Name: spec.Name, Description: TruncateText(strings.TrimSpace(spec.Description), g.opts.MaxDescription), Declared: true}
 		for _, t := range set.tools {
 			if matchTool(spec.Tools, t) {
 				ts.Tools = append(ts.Tools, t)
@@ -172,7 +172,7 @@ func (g *generator) toolsets(set *Set) []*Toolset {
 		if prev, ok := byName[name]; ok && prev.Description != "" {
 			g.warn("tags", fmt.Sprintf("tags %q and another share the toolset name %q; their tools are one toolset", tag.Name, name))
 		}
-		add(name, truncateText(strings.TrimSpace(plainText(tag.Description)), g.opts.MaxDescription))
+		add(name, TruncateText(strings.TrimSpace(plainText(tag.Description)), g.opts.MaxDescription))
 		tagOf[tag.Name] = name
 	}
 	var untagged []*Tool
