@@ -126,8 +126,7 @@ type metrics struct {
 	// authFailures counts requests refused by authentication (401/400),
 	// for another principal's session, or for missing scopes.
 	authFailures    *prometheus.CounterVec // reason
-	authByReason    map[string]prometheus.Counter
-	authOther       prometheus.Counter
+	authByReason    labelCounters
 	sessionsRefused *prometheus.CounterVec // scope
 
 	toolCalls       *prometheus.CounterVec   // tool, outcome
@@ -142,8 +141,7 @@ type metrics struct {
 
 	activeSessions prometheus.Gauge
 	replayed       prometheus.Counter
-	notified       map[string]prometheus.Counter
-	notifiedOther  prometheus.Counter
+	notified       labelCounters
 	documentInfo   *prometheus.GaugeVec // version
 	documentMu     sync.Mutex
 	document       string // the version label set, "" for none
@@ -214,16 +212,8 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		Name: "mcpgw_notifications_sent_total",
 		Help: "Notifications sent to clients by this replica, by method (\"other\" for any the gateway does not name).",
 	}, []string{"method"})
-	m.notified = make(map[string]prometheus.Counter, len(notificationKinds))
-	for _, k := range notificationKinds {
-		m.notified[k] = notified.WithLabelValues(k)
-	}
-	m.notifiedOther = m.notified["other"]
-	m.authByReason = make(map[string]prometheus.Counter, len(authReasons))
-	for _, r := range authReasons {
-		m.authByReason[r] = m.authFailures.WithLabelValues(r)
-	}
-	m.authOther = m.authByReason["other"]
+	m.notified = newLabelCounters(notified, notificationKinds)
+	m.authByReason = newLabelCounters(m.authFailures, authReasons)
 	m.other = newMethodSeries(m, otherMethod)
 	m.unknown = &toolSeries{m: m, name: unknownTool}
 	empty := map[string]*toolSeries{}
@@ -284,21 +274,34 @@ func (m *metrics) observe(s *Server, r *mcp.Request, outcome int, start time.Tim
 }
 
 // authFailed counts a refusal for reason (anything not listed is "other").
-func (m *metrics) authFailed(reason string) {
-	if c, ok := m.authByReason[reason]; ok {
-		c.Inc()
-		return
-	}
-	m.authOther.Inc()
-}
+func (m *metrics) authFailed(reason string) { m.authByReason.inc(reason) }
 
 // notify counts one notification sent.
-func (m *metrics) notify(method string) {
-	if c, ok := m.notified[method]; ok {
+func (m *metrics) notify(method string) { m.notified.inc(method) }
+
+// labelCounters are the children of a one-label counter for a closed set
+// of values, resolved once; a value outside the set counts as "other"
+// (which the set must hold), so that callers cannot grow the label set.
+type labelCounters struct {
+	by    map[string]prometheus.Counter
+	other prometheus.Counter
+}
+
+func newLabelCounters(vec *prometheus.CounterVec, values []string) labelCounters {
+	lc := labelCounters{by: make(map[string]prometheus.Counter, len(values))}
+	for _, v := range values {
+		lc.by[v] = vec.WithLabelValues(v)
+	}
+	lc.other = lc.by["other"]
+	return lc
+}
+
+func (lc labelCounters) inc(value string) {
+	if c, ok := lc.by[value]; ok {
 		c.Inc()
 		return
 	}
-	m.notifiedOther.Inc()
+	lc.other.Inc()
 }
 
 // toolSeries are one tool's series, resolved at its first call.
