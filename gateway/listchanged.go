@@ -176,11 +176,8 @@ func (s *Server) tellSession(sid, version string, changed listKinds) {
 				continue
 			}
 		}
-		data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: k.method})
-		if err := s.appendToSession(ctx, sid, data); err != nil {
+		if err := s.appendNotification(ctx, sid, k.method, nil); err != nil {
 			s.logLimited(ctx, slog.LevelWarn, "appending list_changed to a session stream failed", "err", err, "session", shortID(sid))
-		} else {
-			s.metrics.notify(k.method)
 		}
 	}
 }

@@ -557,3 +557,17 @@ func (s *Server) appendToSession(ctx context.Context, sid string, data []byte) e
 	s.wakeSession(ctx, sid)
 	return nil
 }
+
+// appendNotification puts a notification on a session's push stream
+// (appendToSession), counted once it is in the session's log.
+func (s *Server) appendNotification(ctx context.Context, sid, method string, params any) error {
+	data, err := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		return err
+	}
+	if err := s.appendToSession(ctx, sid, data); err != nil {
+		return err
+	}
+	s.metrics.notify(method)
+	return nil
+}

@@ -97,15 +97,7 @@ func (s *Server) unsubscribe(r *mcp.Request) (any, error) {
 // deliverUpdate puts notifications/resources/updated on a session's push
 // stream, on whichever replica holds it.
 func (s *Server) deliverUpdate(ctx context.Context, sid, uri string) error {
-	data, err := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/resources/updated", Params: map[string]string{"uri": uri}})
-	if err != nil {
-		return err
-	}
-	if err := s.appendToSession(ctx, sid, data); err != nil {
-		return err
-	}
-	s.metrics.notify("notifications/resources/updated")
-	return nil
+	return s.appendNotification(ctx, sid, "notifications/resources/updated", map[string]string{"uri": uri})
 }
 
 func isSessionGone(err error) bool { return errors.Is(err, sessions.ErrNotFound) }

@@ -179,11 +179,8 @@ func (st sessionToolsets) Enable(r *mcp.Request, names []string) ([]string, erro
 	}
 	now = slices.Clone(sess.Toolsets)
 	// On the session's push stream, which any replica may hold.
-	data, _ := mcp.Marshal(mcp.Notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
-	if err := s.appendToSession(r.Ctx, r.SessionID, data); err != nil {
+	if err := s.appendNotification(r.Ctx, r.SessionID, "notifications/tools/list_changed", nil); err != nil {
 		s.logLimited(r.Ctx, slog.LevelWarn, "appending list_changed to a session stream failed", "err", err, "session", shortID(r.SessionID))
-	} else {
-		s.metrics.notify("notifications/tools/list_changed")
 	}
 	return now, nil
 }
