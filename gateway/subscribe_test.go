@@ -396,18 +396,8 @@ func TestWebhookServedOnlyWithASecret(t *testing.T) {
 func (g *testGateway) listenStream(t *testing.T, id int, notifications string) (*sseClient, map[string]any) {
 	t.Helper()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":%s,%s}}`, id, notifications, modernMeta)
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, strings.NewReader(body))
-	require.NoError(t, err)
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-	}
-	require.NoError(t, err)
+	resp, cancel := sendStreamRequest(t, http.MethodPost, g.url, body,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"})
 	c := &sseClient{eventStream[sseEvent]{resp: resp, cancel: cancel, events: readSSE(resp.Body)}}
 	t.Cleanup(c.close)
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,18 +337,8 @@ func TestTraceListenStreamOutsideItsSpan(t *testing.T) {
 	b := &stockBackend{level: 1}
 	tg := newTracedGatewayOn(t, Config{SubscriptionLeaseTTL: 300 * time.Millisecond}, []byte(stockDoc), b, true)
 	body := `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + stockURI + `"]},` + modernMeta + `}}`
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tg.url, strings.NewReader(body))
-	require.NoError(t, err)
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen", "traceparent": clientParent} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-	}
-	require.NoError(t, err)
+	resp, cancel := sendStreamRequest(t, http.MethodPost, tg.url, body,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen", "traceparent": clientParent})
 	stream := &sseClient{eventStream[sseEvent]{resp: resp, cancel: cancel, events: readSSE(resp.Body)}}
 	t.Cleanup(stream.close)
 	ack := stream.nextMessage(t)
