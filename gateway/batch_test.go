@@ -101,17 +101,7 @@ func TestBatchCancelledWithItsRequest(t *testing.T) {
 func TestConcurrentCallsAreBounded(t *testing.T) {
 	b := &slowBackend{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
 	release := make(chan struct{})
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b.started <- struct{}{}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	t.Cleanup(hs.Close)
-	g := newGatewayFor(t, Config{MaxConcurrentCalls: 2}, []byte(slowDoc), hs.URL)
+	g := newHeldGateway(t, Config{MaxConcurrentCalls: 2}, b.started, release)
 	sid := g.initialize(t, "2025-11-25")
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
 	done := make(chan reply, 2)

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -78,17 +77,7 @@ func TestReconfigureChangesSessionCaps(t *testing.T) {
 // A reload's max_concurrent_calls bounds the calls started after it.
 func TestReconfigureChangesMaxConcurrentCalls(t *testing.T) {
 	started, release := make(chan struct{}, 4), make(chan struct{})
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	t.Cleanup(hs.Close)
-	g := newGatewayFor(t, Config{}, []byte(slowDoc), hs.URL)
+	g := newHeldGateway(t, Config{}, started, release)
 	_, err := g.srv.Reconfigure(Config{MaxConcurrentCalls: 1}, *g.srv.currentCatalog())
 	require.NoError(t, err)
 	sid := g.initialize(t, "2025-11-25")

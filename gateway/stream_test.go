@@ -187,6 +187,23 @@ func newSlowGatewayWith(t *testing.T, cfg Config) (*testGateway, *slowBackend) {
 	return newGatewayFor(t, cfg, []byte(slowDoc), hs.URL), b
 }
 
+// newHeldGateway is a gateway on slowDoc whose backend reports each
+// request on started and holds it until release is closed (or the request
+// is cancelled), then answers.
+func newHeldGateway(t *testing.T, cfg Config, started chan<- struct{}, release <-chan struct{}) *testGateway {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(hs.Close)
+	return newGatewayFor(t, cfg, []byte(slowDoc), hs.URL)
+}
+
 func waitFor(t *testing.T, c chan struct{}, what string) {
 	t.Helper()
 	select {
