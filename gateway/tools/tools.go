@@ -220,9 +220,8 @@ func (f *Feature) Reconfigure(cfg Config, c *Catalog) {
 	if cfg.ToolMode != "" {
 		n.ToolMode = cfg.ToolMode
 	}
-	authorize, challenge := old.Policy.Authorize, old.Policy.Challenge
 	n.Policy = cfg.Policy
-	n.Policy.Authorize, n.Policy.Challenge = authorize, challenge
+	n.Policy.Authorize, n.Policy.Challenge = old.Policy.Authorize, old.Policy.Challenge
 	if cfg.MaxConcurrent != old.MaxConcurrent {
 		n.MaxConcurrent, n.slots = cfg.MaxConcurrent, nil
 		if cfg.MaxConcurrent > 0 {
